@@ -1,0 +1,181 @@
+//! Queue disciplines.
+//!
+//! A qdisc is generic over its payload `P` (a packet id in the simulator, a buffer
+//! index in the emulator) and takes `now` as an argument: it never reads a clock,
+//! so the emulator runs the very same code in real time.
+//!
+//! Drops and ECN marks decided inside `enqueue`/`dequeue` are reported through a
+//! reusable [`QdiscOut`] sink, because some disciplines drop a packet other than the
+//! one arriving (FQ-CoDel drops from the fattest flow) or drop at dequeue (CoDel).
+
+pub mod droptail;
+
+use crate::error::ConfigError;
+use crate::rng::Rng;
+use crate::time::Nanos;
+use serde::{Deserialize, Serialize};
+
+pub use droptail::{DropRule, DropTail, DropTailConfig};
+
+/// What a qdisc needs to know about a packet.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct QItem<P> {
+    pub pkt: P,
+    /// Bytes the packet occupies in the queue (IP length).
+    pub bytes: u32,
+    /// Flow hash for per-flow scheduling (FQ-CoDel).
+    pub flow_hash: u32,
+    /// ECN-capable transport: the qdisc may mark instead of dropping.
+    pub ect: bool,
+    /// Set by `enqueue` to the arrival time; CoDel and PIE use it for sojourn time.
+    pub enq_ns: Nanos,
+}
+
+/// Why a qdisc dropped or marked a packet.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Reason {
+    /// Queue limit reached (tail drop).
+    Overflow,
+    /// Random early drop/mark (RED between min and max threshold, PIE).
+    Early,
+    /// Forced drop/mark (RED above max threshold, or non-gentle RED).
+    Forced,
+    /// CoDel's control law.
+    Codel,
+    /// Persistent-ECN marking switch on.
+    Persistent,
+    /// A link's loss model (not a queue decision; listed so one enum names every drop).
+    LossModel,
+}
+
+impl Reason {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Reason::Overflow => "overflow",
+            Reason::Early => "early",
+            Reason::Forced => "forced",
+            Reason::Codel => "codel",
+            Reason::Persistent => "persistent",
+            Reason::LossModel => "loss_model",
+        }
+    }
+}
+
+/// Sink for drop and mark decisions. Cleared by the caller after each call; its
+/// vectors keep their capacity, so steady state allocates nothing.
+#[derive(Debug)]
+pub struct QdiscOut<P> {
+    pub dropped: Vec<(P, Reason)>,
+    pub marked: Vec<(P, Reason)>,
+}
+
+impl<P> Default for QdiscOut<P> {
+    fn default() -> Self {
+        QdiscOut { dropped: Vec::new(), marked: Vec::new() }
+    }
+}
+
+impl<P> QdiscOut<P> {
+    pub fn clear(&mut self) {
+        self.dropped.clear();
+        self.marked.clear();
+    }
+}
+
+/// The interface every queue discipline implements (shaped like Linux's
+/// `Qdisc_ops`: enqueue, dequeue, and the backlog counters).
+pub trait Qdisc<P: Copy> {
+    /// Offers a packet; it is either queued or reported in `out.dropped`
+    /// (possibly along with other packets the discipline chose to drop).
+    fn enqueue(&mut self, item: QItem<P>, now: Nanos, out: &mut QdiscOut<P>);
+    /// Takes the next packet to transmit, if any. May drop (CoDel) or mark packets
+    /// on the way, reported in `out`.
+    fn dequeue(&mut self, now: Nanos, out: &mut QdiscOut<P>) -> Option<QItem<P>>;
+    /// Bytes queued (not counting the packet in transmission).
+    fn backlog_bytes(&self) -> u64;
+    /// Packets queued (not counting the packet in transmission).
+    fn backlog_pkts(&self) -> u32;
+    /// The link started transmitting a packet of `bytes` taken from this qdisc.
+    fn tx_started(&mut self, _bytes: u32) {}
+    /// The link finished transmitting that packet.
+    fn tx_finished(&mut self) {}
+}
+
+/// Scenario description of a queue discipline; `kind` selects the variant.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum QdiscConfig {
+    Droptail(DropTailConfig),
+}
+
+impl Default for QdiscConfig {
+    fn default() -> Self {
+        QdiscConfig::Droptail(DropTailConfig::default())
+    }
+}
+
+/// Every built-in discipline behind one enum: static dispatch on the hot path.
+#[derive(Debug)]
+pub enum AnyQdisc<P> {
+    DropTail(DropTail<P>),
+}
+
+impl<P: Copy> AnyQdisc<P> {
+    /// Builds the discipline described by `cfg` for a link of `rate_bps`. `rng` is the
+    /// discipline's own random stream; `field` names the config path for errors.
+    pub fn build(cfg: &QdiscConfig, rate_bps: u64, rng: Rng, field: &str) -> Result<Self, ConfigError> {
+        let _ = (rate_bps, &rng);
+        Ok(match cfg {
+            QdiscConfig::Droptail(c) => AnyQdisc::DropTail(DropTail::new(c, field)?),
+        })
+    }
+}
+
+macro_rules! dispatch {
+    ($self:ident, $q:ident => $e:expr) => {
+        match $self {
+            AnyQdisc::DropTail($q) => $e,
+        }
+    };
+}
+
+impl<P: Copy> Qdisc<P> for AnyQdisc<P> {
+    #[inline]
+    fn enqueue(&mut self, item: QItem<P>, now: Nanos, out: &mut QdiscOut<P>) {
+        dispatch!(self, q => q.enqueue(item, now, out))
+    }
+    #[inline]
+    fn dequeue(&mut self, now: Nanos, out: &mut QdiscOut<P>) -> Option<QItem<P>> {
+        dispatch!(self, q => q.dequeue(now, out))
+    }
+    #[inline]
+    fn backlog_bytes(&self) -> u64 {
+        dispatch!(self, q => q.backlog_bytes())
+    }
+    #[inline]
+    fn backlog_pkts(&self) -> u32 {
+        dispatch!(self, q => q.backlog_pkts())
+    }
+    #[inline]
+    fn tx_started(&mut self, bytes: u32) {
+        dispatch!(self, q => q.tx_started(bytes))
+    }
+    #[inline]
+    fn tx_finished(&mut self) {
+        dispatch!(self, q => q.tx_finished())
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod testutil {
+    //! Helpers shared by the qdisc unit tests.
+    use super::*;
+
+    pub fn item(id: u32, bytes: u32) -> QItem<u32> {
+        QItem { pkt: id, bytes, flow_hash: 0, ect: false, enq_ns: 0 }
+    }
+
+    pub fn item_flow(id: u32, bytes: u32, flow: u32, ect: bool) -> QItem<u32> {
+        QItem { pkt: id, bytes, flow_hash: flow, ect, enq_ns: 0 }
+    }
+}

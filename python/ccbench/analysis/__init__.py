@@ -1,0 +1,1 @@
+"""Analysis of run tables: delay distributions, goodput, loss events, fairness."""

@@ -1,0 +1,1 @@
+"""Backends that run a Scenario and return a Run."""

@@ -1,0 +1,1 @@
+"""Analytical models: one module per model, pure numpy/scipy."""

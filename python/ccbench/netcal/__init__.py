@@ -1,0 +1,1 @@
+"""Service-curve benchmark of Lübben & Fidler: estimator, bounds, probing."""
