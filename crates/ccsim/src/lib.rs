@@ -9,3 +9,4 @@ pub mod ids;
 pub mod qdisc;
 pub mod rng;
 pub mod time;
+pub mod tcp;
