@@ -4,9 +4,22 @@
 //! `(time, insertion sequence)`; entities live in arenas addressed by typed ids; and
 //! every random process draws from its own stream derived from the run seed.
 
+pub mod app;
+pub mod config;
 pub mod error;
+pub mod event;
 pub mod ids;
+pub mod link;
+pub mod loss;
+pub mod packet;
 pub mod qdisc;
 pub mod rng;
-pub mod time;
+pub mod sim;
 pub mod tcp;
+pub mod time;
+pub mod topology;
+pub mod trace;
+
+pub use config::SimConfig;
+pub use error::ConfigError;
+pub use sim::{run_json, RunStats, Simulation};

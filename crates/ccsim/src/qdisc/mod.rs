@@ -49,6 +49,15 @@ pub enum Reason {
 }
 
 impl Reason {
+    /// Every reason, in the order used for its numeric code in traces.
+    pub const ALL: [Reason; 6] =
+        [Reason::Overflow, Reason::Early, Reason::Forced, Reason::Codel, Reason::Persistent, Reason::LossModel];
+
+    /// Numeric code of this reason (its index in `ALL`).
+    pub fn code(self) -> u8 {
+        Reason::ALL.iter().position(|r| *r == self).unwrap_or(0) as u8
+    }
+
     pub fn as_str(self) -> &'static str {
         match self {
             Reason::Overflow => "overflow",

@@ -1,0 +1,242 @@
+//! The simulator's input: a fully resolved scenario with every unit converted to
+//! integers (nanoseconds, bits per second, bytes). The Python `Scenario` produces
+//! this as JSON (`Scenario.to_sim_config`); Rust tests build it directly.
+//!
+//! Unknown keys are errors everywhere (`deny_unknown_fields`), so a typo in a
+//! scenario never silently falls back to a default.
+
+use crate::loss::LossConfig;
+use crate::qdisc::QdiscConfig;
+use crate::tcp::TcpConfig;
+use serde::{Deserialize, Serialize};
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SimConfig {
+    pub seed: u64,
+    pub duration_ns: u64,
+    /// Queue occupancy of monitored links is sampled at this interval (0 = never).
+    #[serde(default = "default_queue_sample")]
+    pub queue_sample_ns: u64,
+    /// TCP state (cwnd, srtt, ...) is sampled at this interval (0 = never).
+    #[serde(default = "default_state_sample")]
+    pub state_sample_ns: u64,
+    /// Also record a TCP state sample at every change of cwnd or CA state.
+    #[serde(default)]
+    pub state_on_change: bool,
+    pub topology: TopologyConfig,
+    pub flows: Vec<FlowConfig>,
+}
+
+fn default_queue_sample() -> u64 {
+    10_000_000
+}
+fn default_state_sample() -> u64 {
+    10_000_000
+}
+
+/// One direction of a link.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LinkConfig {
+    pub rate_bps: u64,
+    pub delay_ns: u64,
+    #[serde(default)]
+    pub queue: QdiscConfig,
+    #[serde(default)]
+    pub loss: Option<LossConfig>,
+    /// Sample this link's queue into the `queue` table.
+    #[serde(default)]
+    pub monitor: bool,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BottleneckConfig {
+    /// Server side to client side (`rtr_srv -> rtr_cli`), the ADSL downstream.
+    pub down: LinkConfig,
+    /// Client side to server side, the ADSL upstream.
+    pub up: LinkConfig,
+}
+
+/// Access links between each host and its router (both directions alike).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AccessConfig {
+    #[serde(default = "default_access_rate")]
+    pub rate_bps: u64,
+    /// One-way delay of every access link, unless `pair_delays_ns` gives one per pair.
+    #[serde(default)]
+    pub delay_ns: u64,
+    /// Per-pair one-way access delay on the server side (index = pair).
+    #[serde(default)]
+    pub pair_delays_ns: Vec<u64>,
+    #[serde(default = "default_access_queue")]
+    pub queue: QdiscConfig,
+}
+
+fn default_access_rate() -> u64 {
+    10_000_000_000
+}
+fn default_access_queue() -> QdiscConfig {
+    QdiscConfig::Droptail(crate::qdisc::DropTailConfig { limit: 100_000, ..Default::default() })
+}
+
+impl Default for AccessConfig {
+    fn default() -> Self {
+        AccessConfig {
+            rate_bps: default_access_rate(),
+            delay_ns: 0,
+            pair_delays_ns: Vec::new(),
+            queue: default_access_queue(),
+        }
+    }
+}
+
+/// Topology. Node names the flows refer to:
+/// - dumbbell: hosts `srv0..srv{N-1}` (server/Internet side) and `cli0..cli{N-1}`
+///   (client/home side), routers `rtr_srv` and `rtr_cli`; the bottleneck `down` link is
+///   `rtr_srv -> rtr_cli`. Link names: `bottleneck_down`, `bottleneck_up`,
+///   `srv{i}_up`/`srv{i}_down` (host to router / router to host), `cli{i}_up`/`cli{i}_down`.
+/// - parking lot with K bottlenecks: routers `r0..rK`, bottleneck `i` is `r{i} -> r{i+1}`
+///   (link `hop{i}_fwd`, reverse `hop{i}_rev`); host `long_src` at `r0`, `long_dst` at
+///   `rK`; cross-traffic hosts `x{i}_src` at `r{i}` and `x{i}_dst` at `r{i+1}`.
+/// - graph: the nodes and links as given; routes by shortest propagation delay unless
+///   listed explicitly.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum TopologyConfig {
+    Dumbbell {
+        pairs: u32,
+        bottleneck: BottleneckConfig,
+        #[serde(default)]
+        access: AccessConfig,
+    },
+    ParkingLot {
+        hops: u32,
+        /// Forward bottleneck links, one per hop (or one, used for every hop).
+        hop_links: Vec<LinkConfig>,
+        /// Reverse direction links (ACK path), one per hop or one for all.
+        reverse_links: Vec<LinkConfig>,
+        #[serde(default)]
+        access: AccessConfig,
+    },
+    Graph {
+        nodes: Vec<String>,
+        links: Vec<GraphLink>,
+        #[serde(default)]
+        routes: Vec<RouteConfig>,
+    },
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GraphLink {
+    #[serde(default)]
+    pub name: Option<String>,
+    pub from: String,
+    pub to: String,
+    #[serde(flatten)]
+    pub link: LinkConfig,
+}
+
+/// Static route: at node `at`, packets for `dst` leave on the link to `next`.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RouteConfig {
+    pub at: String,
+    pub dst: String,
+    pub next: String,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FlowConfig {
+    pub name: String,
+    pub src: String,
+    pub dst: String,
+    pub transport: TransportConfig,
+    pub app: AppConfig,
+    #[serde(default)]
+    pub start_ns: u64,
+    /// The application stops generating data at this time (None = run end).
+    #[serde(default)]
+    pub stop_ns: Option<u64>,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum TransportConfig {
+    Udp {
+        /// IP + UDP header bytes added to each datagram payload (0: `size_bytes` is
+        /// the whole IP packet, as the Stewart study counts its 186-byte CBR packets).
+        #[serde(default)]
+        header_bytes: u32,
+    },
+    Tcp(TcpConfig),
+}
+
+/// Distribution of the time between successive writes of a CBR source.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(tag = "dist", rename_all = "snake_case", deny_unknown_fields)]
+pub enum Jitter {
+    /// Exactly `interval_ns` apart.
+    None,
+    /// Normal around the interval (Stewart: N(20 ms, 1 ms)), truncated at 0.
+    Normal { sd_ns: u64 },
+    /// Exponential with mean `interval_ns`: a Poisson process.
+    Exponential,
+    /// Uniform on `[interval - width/2, interval + width/2]`.
+    Uniform { width_ns: u64 },
+}
+
+impl Default for Jitter {
+    fn default() -> Self {
+        Jitter::None
+    }
+}
+
+/// Distribution of message sizes.
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum SizeDist {
+    #[default]
+    Fixed,
+    /// Exponential with mean `size_bytes` (rounded, at least 1 byte): M/M/1 arrivals.
+    Exponential,
+}
+
+/// Distribution of on/off period lengths.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(tag = "dist", rename_all = "snake_case", deny_unknown_fields)]
+pub enum PeriodDist {
+    Exponential { mean_ns: u64 },
+    /// Pareto with the given mean and shape (> 1).
+    Pareto { mean_ns: u64, shape: f64 },
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum AppConfig {
+    /// Constant bit rate: a message of `size_bytes` every `interval_ns` (with jitter).
+    Cbr {
+        size_bytes: u32,
+        interval_ns: u64,
+        #[serde(default)]
+        jitter: Jitter,
+        #[serde(default)]
+        size_dist: SizeDist,
+    },
+    /// On/off source: while on, `size_bytes` packets at `peak_rate_bps`.
+    OnOff {
+        size_bytes: u32,
+        peak_rate_bps: u64,
+        on: PeriodDist,
+        off: PeriodDist,
+    },
+    /// Greedy (or `bytes` then stop) sender.
+    Bulk {
+        #[serde(default)]
+        bytes: Option<u64>,
+    },
+}

@@ -1,0 +1,446 @@
+//! The simulation: the event loop and the world it acts on.
+
+use crate::app::App;
+use crate::config::{FlowConfig, SimConfig, TransportConfig};
+use crate::error::ConfigError;
+use crate::event::{Event, EventQueue};
+use crate::ids::{FlowId, LinkId, NodeId, PacketId};
+use crate::link::Link;
+use crate::loss::{Fate, LossModel};
+use crate::packet::{Packet, PacketPool, NEVER};
+use crate::qdisc::{AnyQdisc, QItem, Qdisc, QdiscOut, Reason};
+use crate::rng::{self, Rng};
+use crate::time::{tx_time_ns, Nanos};
+use crate::topology::Network;
+use crate::trace::{FlowSummary, Traces};
+
+/// How a flow moves its messages.
+enum Transport {
+    Udp { header_bytes: u32 },
+}
+
+struct Flow {
+    name: String,
+    src: NodeId,
+    dst: NodeId,
+    app: App,
+    app_rng: Rng,
+    start_ns: Nanos,
+    stop_ns: Nanos,
+    transport: Transport,
+    /// Hash handed to qdiscs for per-flow scheduling.
+    hash: u32,
+    msgs_sent: u64,
+    msgs_delivered: u64,
+    bytes_sent: u64,
+    bytes_delivered: u64,
+}
+
+/// Figures about the run itself, for `ccbench bench`.
+#[derive(Clone, Debug, Default)]
+pub struct RunStats {
+    pub events: u64,
+    pub sim_end_ns: Nanos,
+    pub peak_packets_alive: usize,
+    /// Packets that finished serialisation on any link.
+    pub link_tx_pkts: u64,
+}
+
+pub struct Simulation {
+    pub now: Nanos,
+    end_ns: Nanos,
+    events: EventQueue,
+    net: Network,
+    links: Vec<Link>,
+    flows: Vec<Flow>,
+    pool: PacketPool,
+    qout: QdiscOut<PacketId>,
+    pub traces: Traces,
+    queue_sample_ns: Nanos,
+    monitored: Vec<LinkId>,
+}
+
+impl Simulation {
+    /// Builds a simulation from a resolved config. All validation happens here.
+    pub fn new(cfg: &SimConfig) -> Result<Simulation, ConfigError> {
+        if cfg.duration_ns == 0 {
+            return Err(ConfigError::new("run.duration", "duration must be positive (e.g. \"60s\")"));
+        }
+        let net = Network::build(&cfg.topology)?;
+        let mut links = Vec::with_capacity(net.links.len());
+        for spec in &net.links {
+            let qdisc = AnyQdisc::build(
+                &spec.cfg.queue,
+                spec.cfg.rate_bps,
+                rng::stream(cfg.seed, &format!("link/{}/qdisc", spec.name)),
+                &format!("{}.queue", spec.field),
+            )?;
+            let loss = match &spec.cfg.loss {
+                Some(l) => Some(LossModel::new(l, rng::stream(cfg.seed, &format!("link/{}/loss", spec.name)), &format!("{}.loss", spec.field))?),
+                None => None,
+            };
+            links.push(Link {
+                name: spec.name.clone(),
+                from: spec.from,
+                to: spec.to,
+                rate_bps: spec.cfg.rate_bps,
+                delay_ns: spec.cfg.delay_ns,
+                qdisc,
+                loss,
+                monitor: spec.cfg.monitor,
+                in_service: None,
+                pipe: Default::default(),
+                tx_pkts: 0,
+                tx_bytes: 0,
+            });
+        }
+        let mut sim = Simulation {
+            now: 0,
+            end_ns: cfg.duration_ns,
+            events: EventQueue::default(),
+            monitored: (0..links.len()).filter(|&i| links[i].monitor).map(|i| LinkId(i as u32)).collect(),
+            net,
+            links,
+            flows: Vec::new(),
+            pool: PacketPool::default(),
+            qout: QdiscOut::default(),
+            traces: Traces::default(),
+            queue_sample_ns: cfg.queue_sample_ns,
+        };
+        let mut names = std::collections::HashSet::new();
+        for (i, f) in cfg.flows.iter().enumerate() {
+            if !names.insert(f.name.as_str()) {
+                return Err(ConfigError::new(format!("flows[{i}].name"), format!("flow name {:?} is used twice", f.name)));
+            }
+            sim.add_flow(cfg.seed, i, f)?;
+        }
+        if sim.queue_sample_ns > 0 && !sim.monitored.is_empty() {
+            sim.events.schedule(0, Event::SampleQueues);
+        }
+        Ok(sim)
+    }
+
+    fn add_flow(&mut self, seed: u64, i: usize, f: &FlowConfig) -> Result<(), ConfigError> {
+        let field = format!("flows[{i}]");
+        let node = |name: &str, which: &str| {
+            self.net.node(name).ok_or_else(|| {
+                ConfigError::new(format!("{field}.{which}"), format!("unknown node {name:?}; nodes are {:?}", self.net.nodes))
+            })
+        };
+        let (src, dst) = (node(&f.src, "src")?, node(&f.dst, "dst")?);
+        if src == dst {
+            return Err(ConfigError::new(format!("{field}.dst"), "a flow needs two different nodes"));
+        }
+        for (a, b) in [(src, dst), (dst, src)] {
+            if self.net.path(a, b).is_none() {
+                return Err(ConfigError::new(
+                    field.clone(),
+                    format!("no route from {:?} to {:?}", self.net.nodes[a.idx()], self.net.nodes[b.idx()]),
+                ));
+            }
+        }
+        let app = App::build(&f.app, &format!("{field}.app"))?;
+        let transport = match &f.transport {
+            TransportConfig::Udp { header_bytes } => {
+                if app.is_bulk() {
+                    return Err(ConfigError::new(format!("{field}.app.kind"), "a bulk application needs transport kind \"tcp\""));
+                }
+                Transport::Udp { header_bytes: *header_bytes }
+            }
+            TransportConfig::Tcp(_) => {
+                return Err(ConfigError::new(format!("{field}.transport.kind"), "tcp is not available in this build"));
+            }
+        };
+        let id = FlowId(self.flows.len() as u32);
+        let mut app_rng = rng::stream(seed, &format!("flow/{}/app", f.name));
+        let mut app = app;
+        let first = app.first_wake(f.start_ns, &mut app_rng);
+        let stop_ns = f.stop_ns.unwrap_or(Nanos::MAX);
+        if first < stop_ns.min(self.end_ns) {
+            self.events.schedule(first, Event::AppWake(id));
+        }
+        self.flows.push(Flow {
+            name: f.name.clone(),
+            src,
+            dst,
+            app,
+            app_rng,
+            start_ns: f.start_ns,
+            stop_ns,
+            transport,
+            hash: rng::mix64(seed ^ rng::mix64(id.0 as u64 + 1)) as u32,
+            msgs_sent: 0,
+            msgs_delivered: 0,
+            bytes_sent: 0,
+            bytes_delivered: 0,
+        });
+        Ok(())
+    }
+
+    /// Runs to the end of the configured duration. `progress(sim_time_fraction)` is
+    /// called every few hundred thousand events; returning `false` stops the run early.
+    pub fn run(&mut self, progress: &mut dyn FnMut(f64) -> bool) -> RunStats {
+        let mut until_report: u32 = 1 << 18;
+        while let Some(t) = self.events.peek_time() {
+            if t > self.end_ns {
+                break;
+            }
+            let (t, ev) = self.events.pop().expect("peeked");
+            self.now = t;
+            self.dispatch(ev);
+            until_report -= 1;
+            if until_report == 0 {
+                until_report = 1 << 18;
+                if !progress(self.now as f64 / self.end_ns as f64) {
+                    break;
+                }
+            }
+        }
+        progress(1.0);
+        RunStats {
+            events: self.events.processed,
+            sim_end_ns: self.now.max(self.end_ns),
+            peak_packets_alive: self.pool.capacity_used(),
+            link_tx_pkts: self.links.iter().map(|l| l.tx_pkts).sum(),
+        }
+    }
+
+    #[inline]
+    fn dispatch(&mut self, ev: Event) {
+        match ev {
+            Event::LinkTxDone(l) => self.link_tx_done(l),
+            Event::LinkDeliver(l) => self.link_deliver(l),
+            Event::AppWake(f) => self.app_wake(f),
+            Event::TransportTimer(_) => {}
+            Event::SampleQueues => self.sample_queues(),
+            Event::SampleState => {}
+        }
+    }
+
+    // ---- links -------------------------------------------------------------------
+
+    /// Offers a packet to a link's qdisc and starts the serialiser if it is idle.
+    fn enqueue(&mut self, l: LinkId, pid: PacketId) {
+        let p = self.pool.get(pid);
+        let item = QItem { pkt: pid, bytes: p.bytes, flow_hash: self.flows[p.flow.idx()].hash, ect: p.ect, enq_ns: self.now };
+        let link = &mut self.links[l.idx()];
+        link.qdisc.enqueue(item, self.now, &mut self.qout);
+        self.apply_qdisc_verdicts(l);
+        if self.links[l.idx()].in_service.is_none() {
+            self.start_tx(l);
+        }
+    }
+
+    fn start_tx(&mut self, l: LinkId) {
+        let link = &mut self.links[l.idx()];
+        let next = link.qdisc.dequeue(self.now, &mut self.qout);
+        if let Some(item) = next {
+            link.in_service = Some(item.pkt);
+            link.qdisc.tx_started(item.bytes);
+            let done = self.now + tx_time_ns(item.bytes, link.rate_bps);
+            self.events.schedule(done, Event::LinkTxDone(l));
+        }
+        self.apply_qdisc_verdicts(l);
+    }
+
+    fn apply_qdisc_verdicts(&mut self, l: LinkId) {
+        if self.qout.dropped.is_empty() && self.qout.marked.is_empty() {
+            return;
+        }
+        for i in 0..self.qout.marked.len() {
+            let (pid, reason) = self.qout.marked[i];
+            self.pool.get_mut(pid).ce = true;
+            self.log_drop(l, pid, 1, reason);
+        }
+        for i in 0..self.qout.dropped.len() {
+            let (pid, reason) = self.qout.dropped[i];
+            self.log_drop(l, pid, 0, reason);
+            self.pool.free(pid);
+        }
+        self.qout.clear();
+    }
+
+    fn log_drop(&mut self, l: LinkId, pid: PacketId, kind: u8, reason: Reason) {
+        let p = self.pool.get(pid);
+        let d = &mut self.traces.drops;
+        d.link.push(l.0);
+        d.t.push(self.now);
+        d.flow.push(p.flow.0);
+        d.seq.push(if p.to_receiver && matches!(self.flows[p.flow.idx()].transport, Transport::Udp { .. }) {
+            self.traces.packets.msg[p.msg as usize]
+        } else {
+            p.seg.seq
+        });
+        d.kind.push(kind);
+        d.reason.push(reason.code());
+    }
+
+    fn link_tx_done(&mut self, l: LinkId) {
+        let link = &mut self.links[l.idx()];
+        let pid = link.in_service.take().expect("tx done without a packet in service");
+        link.qdisc.tx_finished();
+        let bytes = self.pool.get(pid).bytes;
+        link.tx_pkts += 1;
+        link.tx_bytes += bytes as u64;
+        let fate = match link.loss.as_mut() {
+            Some(m) => m.decide(self.pool.get(pid).ect),
+            None => Fate::Pass,
+        };
+        match fate {
+            Fate::Drop => {
+                self.log_drop(l, pid, 0, Reason::LossModel);
+                self.pool.free(pid);
+            }
+            Fate::Pass | Fate::Mark => {
+                if fate == Fate::Mark {
+                    self.pool.get_mut(pid).ce = true;
+                    self.log_drop(l, pid, 1, Reason::LossModel);
+                }
+                let link = &mut self.links[l.idx()];
+                let arrive = self.now + link.delay_ns;
+                link.pipe.push_back((arrive, pid));
+                if link.pipe.len() == 1 {
+                    self.events.schedule(arrive, Event::LinkDeliver(l));
+                }
+            }
+        }
+        self.start_tx(l);
+    }
+
+    fn link_deliver(&mut self, l: LinkId) {
+        let (_, pid) = self.links[l.idx()].pipe.pop_front().expect("delivery from an empty pipe");
+        if let Some(&(next, _)) = self.links[l.idx()].pipe.front() {
+            self.events.schedule(next, Event::LinkDeliver(l));
+        }
+        let node = self.links[l.idx()].to;
+        self.arrive(node, pid);
+    }
+
+    /// A packet reaches `node`: deliver it there or forward it.
+    fn arrive(&mut self, node: NodeId, pid: PacketId) {
+        let dst = self.pool.get(pid).dst;
+        if dst == node {
+            self.deliver(pid);
+        } else {
+            let l = self.net.routes[node.idx()][dst.idx()].expect("routes checked when the flow was built");
+            self.enqueue(l, pid);
+        }
+    }
+
+    // ---- flows -------------------------------------------------------------------
+
+    fn app_wake(&mut self, f: FlowId) {
+        let flow = &mut self.flows[f.idx()];
+        if self.now >= flow.stop_ns {
+            return;
+        }
+        let emit = flow.app.emit(self.now, &mut flow.app_rng);
+        if emit.next_wake < flow.stop_ns.min(self.end_ns.saturating_add(1)) {
+            self.events.schedule(emit.next_wake, Event::AppWake(f));
+        }
+        self.send_message(f, emit.bytes);
+    }
+
+    fn send_message(&mut self, f: FlowId, bytes: u32) {
+        let flow = &mut self.flows[f.idx()];
+        let msg = flow.msgs_sent;
+        flow.msgs_sent += 1;
+        flow.bytes_sent += bytes as u64;
+        match flow.transport {
+            Transport::Udp { header_bytes } => {
+                let row = self.traces.packets.push(f.0, msg, bytes, self.now);
+                // UDP has no send buffer: the datagram goes to the NIC at once.
+                self.traces.packets.t_first_tx[row as usize] = self.now;
+                let pkt = Packet {
+                    flow: f,
+                    src: flow.src,
+                    dst: flow.dst,
+                    bytes: bytes + header_bytes,
+                    to_receiver: true,
+                    msg: row,
+                    ..Default::default()
+                };
+                let pid = self.pool.alloc(pkt);
+                let src = flow.src;
+                self.arrive(src, pid);
+            }
+        }
+    }
+
+    fn deliver(&mut self, pid: PacketId) {
+        let p = *self.pool.get(pid);
+        self.pool.free(pid);
+        let flow = &mut self.flows[p.flow.idx()];
+        match flow.transport {
+            Transport::Udp { .. } => {
+                let row = p.msg as usize;
+                let pk = &mut self.traces.packets;
+                if pk.t_arrive[row] == NEVER {
+                    pk.t_arrive[row] = self.now;
+                    pk.t_deliver[row] = self.now;
+                    flow.msgs_delivered += 1;
+                    flow.bytes_delivered += pk.bytes[row] as u64;
+                }
+            }
+        }
+    }
+
+    // ---- sampling ----------------------------------------------------------------
+
+    fn sample_queues(&mut self) {
+        for &l in &self.monitored {
+            let q = &self.links[l.idx()].qdisc;
+            let tr = &mut self.traces.queue;
+            tr.link.push(l.0);
+            tr.t.push(self.now);
+            tr.backlog_bytes.push(q.backlog_bytes());
+            tr.backlog_pkts.push(q.backlog_pkts());
+        }
+        self.events.schedule(self.now + self.queue_sample_ns, Event::SampleQueues);
+    }
+
+    // ---- results -----------------------------------------------------------------
+
+    pub fn link_names(&self) -> Vec<String> {
+        self.links.iter().map(|l| l.name.clone()).collect()
+    }
+
+    pub fn flow_names(&self) -> Vec<String> {
+        self.flows.iter().map(|f| f.name.clone()).collect()
+    }
+
+    pub fn flow_summaries(&self) -> Vec<FlowSummary> {
+        self.flows
+            .iter()
+            .map(|f| FlowSummary {
+                name: f.name.clone(),
+                transport: match f.transport {
+                    Transport::Udp { .. } => "udp",
+                },
+                start_ns: f.start_ns,
+                end_ns: f.stop_ns.min(self.end_ns),
+                msgs_sent: f.msgs_sent,
+                msgs_delivered: f.msgs_delivered,
+                bytes_sent: f.bytes_sent,
+                bytes_delivered: f.bytes_delivered,
+                rtt_p50_ns: NEVER,
+                rtt_p95_ns: NEVER,
+                completion_ns: NEVER,
+                ..Default::default()
+            })
+            .collect()
+    }
+
+    /// Total packets serialised on `link` so far.
+    pub fn link_tx_pkts(&self, name: &str) -> Option<u64> {
+        self.links.iter().find(|l| l.name == name).map(|l| l.tx_pkts)
+    }
+}
+
+/// Builds and runs a simulation from its JSON config (the form Python sends).
+pub fn run_json(json: &str, progress: &mut dyn FnMut(f64) -> bool) -> Result<(Simulation, RunStats), ConfigError> {
+    let cfg: SimConfig = serde_json::from_str(json).map_err(|e| ConfigError::new("scenario", e.to_string()))?;
+    let mut sim = Simulation::new(&cfg)?;
+    let stats = sim.run(progress);
+    Ok((sim, stats))
+}
