@@ -1,0 +1,201 @@
+"""Transports: UDP, and TCP that behaves like Linux.
+
+User side::
+
+    transport = { kind = "udp" }                      # header = "28B" adds IP+UDP headers;
+                                                      # default 0: the app size is the IP packet
+    transport = { kind = "tcp", cc = "cubic" }
+    transport = { kind = "tcp", cc = { name = "cubic", beta = 0.8, hystart = false },
+                  mss = 1448, init_cwnd = 10, sack = true, nagle = false,
+                  delayed_ack = true, ecn = false, pacing = false, recovery = "prr",
+                  sndbuf = "4MB", rcvbuf = "6MB", min_rto = "200ms" }
+
+Only the keys the user sets reach the simulator, which applies Linux's defaults to the
+rest (so a scenario written today keeps meaning "Linux as the simulator models it").
+Times go to the simulator in whole milliseconds (``min_rto`` -> ``min_rto_ms``), sizes in
+bytes (``sndbuf`` -> ``sndbuf_bytes``). Congestion-control names and parameters are
+checked by the simulator's registry; here only their shape is checked.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Literal, Optional, Union
+
+from pydantic import BaseModel, ConfigDict, Field, PlainSerializer, PlainValidator, model_serializer, model_validator
+from typing_extensions import Annotated
+
+from .base import Table, tagged
+from .errors import fail
+from .units import Duration, PositiveSize, Size, UnitError, format_duration, parse_size
+
+__all__ = ["Udp", "Tcp", "CongestionControl", "Transport"]
+
+_IDENT = re.compile(r"^[a-z][a-z0-9_]*$")
+
+
+def _mss(value: Any) -> int:
+    from pydantic_core import PydanticCustomError
+
+    accepted = 'a positive whole number of bytes, e.g. 1448 or "1448B"'
+    if isinstance(value, bool):
+        raise PydanticCustomError("ccbench_unit", "{text}", {"text": f"is not a valid MSS (accepted: {accepted})"})
+    if isinstance(value, int):
+        n = value
+    else:
+        try:
+            n = parse_size(value)
+        except UnitError:
+            raise PydanticCustomError(
+                "ccbench_unit", "{text}", {"text": f"is not a valid MSS (accepted: {accepted})"}
+            ) from None
+    if n <= 0:
+        raise PydanticCustomError(
+            "ccbench_unit", "{text}", {"text": f"is not a valid MSS: it must be positive (accepted: {accepted})"}
+        )
+    return n
+
+
+Mss = Annotated[int, PlainValidator(_mss), PlainSerializer(lambda v: v, return_type=int)]
+"""Maximum segment size in bytes: ``1448`` or ``"1448B"``."""
+
+Param = Union[bool, int, float, str]
+
+
+class CongestionControl(BaseModel):
+    """``cc = "cubic"`` or ``cc = { name = "cubic", beta = 0.8 }`` (the Linux module
+    parameters; the simulator's registry knows which exist and their defaults)."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    name: str
+    params: dict[str, Param] = Field(default_factory=dict)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _shape(cls, data: Any) -> Any:
+        if isinstance(data, BaseModel):
+            return data
+        if isinstance(data, str):
+            data = {"name": data}
+        if not isinstance(data, dict):
+            raise fail('is not a congestion control (accepted: a name, e.g. "cubic", or a table { name = "cubic", ... })', value=data)
+        data = dict(data)
+        if "name" not in data:
+            raise fail('is missing (accepted: a congestion-control name, e.g. "cubic")', at=("name",))
+        name = data.pop("name")
+        if not isinstance(name, str) or not _IDENT.match(name):
+            raise fail(
+                'is not a congestion-control name (accepted: lower-case letters, digits and _, e.g. "cubic")',
+                at=("name",),
+                value=name,
+            )
+        params = data.pop("params") if isinstance(data.get("params"), dict) and len(data) == 1 else data
+        for k, v in params.items():
+            if not _IDENT.match(str(k)):
+                raise fail("is not a parameter name (accepted: lower-case letters, digits and _)", at=(k,))
+            if not isinstance(v, (bool, int, float, str)):
+                raise fail("is not a parameter value (accepted: a number, true/false or a string)", at=(k,), value=v)
+        return {"name": name, "params": params}
+
+    @model_serializer
+    def _dump(self) -> Any:
+        return self.name if not self.params else {"name": self.name, **self.params}
+
+    def to_json(self) -> dict[str, Any]:
+        return {"name": self.name, "params": dict(self.params)}
+
+
+class Udp(Table):
+    kind: Literal["udp"] = "udp"
+    #: IP + UDP header bytes added to each payload; 0 = the app size is the whole packet.
+    header: Optional[Size] = None
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"kind": "udp"}
+        if self.header is not None:
+            out["header_bytes"] = self.header
+        return out
+
+    def describe(self) -> str:
+        return "UDP"
+
+
+#: user key -> (Rust key, converter); only keys the user sets are emitted.
+_TCP_KEYS: dict[str, str] = {
+    "mss": "mss",
+    "header": "header_bytes",
+    "init_cwnd": "init_cwnd",
+    "sndbuf": "sndbuf_bytes",
+    "rcvbuf": "rcvbuf_bytes",
+    "sack": "sack",
+    "dsack": "dsack",
+    "nagle": "nagle",
+    "delayed_ack": "delayed_ack",
+    "quickack_segments": "quickack_segments",
+    "ecn": "ecn",
+    "recovery": "recovery",
+    "slow_start_after_idle": "slow_start_after_idle",
+    "pacing": "pacing",
+    "min_rto": "min_rto_ms",
+    "max_rto": "max_rto_ms",
+    "initial_rto": "initial_rto_ms",
+    "delack_min": "delack_min_ms",
+    "delack_max": "delack_max_ms",
+}
+_MS_FIELDS = ("min_rto", "max_rto", "initial_rto", "delack_min", "delack_max")
+
+
+class Tcp(Table):
+    kind: Literal["tcp"] = "tcp"
+    cc: Optional[CongestionControl] = None
+    mss: Optional[Mss] = None
+    header: Optional[Size] = None
+    init_cwnd: Optional[int] = Field(None, ge=1)
+    sndbuf: Optional[PositiveSize] = None
+    rcvbuf: Optional[PositiveSize] = None
+    sack: Optional[bool] = None
+    dsack: Optional[bool] = None
+    nagle: Optional[bool] = None
+    delayed_ack: Optional[bool] = None
+    quickack_segments: Optional[int] = Field(None, ge=0)
+    ecn: Optional[bool] = None
+    recovery: Optional[Literal["prr", "rate-halving"]] = None
+    slow_start_after_idle: Optional[bool] = None
+    #: true/false, or a pacing mode name the simulator knows.
+    pacing: Optional[Union[bool, str]] = None
+    min_rto: Optional[Duration] = None
+    max_rto: Optional[Duration] = None
+    initial_rto: Optional[Duration] = None
+    delack_min: Optional[Duration] = None
+    delack_max: Optional[Duration] = None
+
+    @model_validator(mode="after")
+    def _check(self):
+        for name in _MS_FIELDS:
+            v = getattr(self, name)
+            if v is not None and v % 1_000_000:
+                raise fail(
+                    'is not a whole number of milliseconds (accepted: e.g. "200ms")', at=(name,), value=format_duration(v)
+                )
+        if self.min_rto is not None and self.max_rto is not None and self.min_rto > self.max_rto:
+            raise fail(f'must not exceed max_rto = "{format_duration(self.max_rto)}"', at=("min_rto",), value=format_duration(self.min_rto))
+        return self
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"kind": "tcp"}
+        for key, rust in _TCP_KEYS.items():
+            v = getattr(self, key)
+            if v is None:
+                continue
+            out[rust] = v // 1_000_000 if key in _MS_FIELDS else v
+        if self.cc is not None:
+            out["cc"] = self.cc.to_json()
+        return out
+
+    def describe(self) -> str:
+        return f"TCP {self.cc.name if self.cc else '(default cc)'}"
+
+
+Transport = tagged(Udp, Tcp)
+"""``{ kind = "udp" }`` or ``{ kind = "tcp", ... }``."""
