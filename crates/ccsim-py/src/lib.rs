@@ -1,8 +1,186 @@
-//! Python bindings: `ccbench._core`.
+//! Python bindings: the `ccbench._core` module.
+//!
+//! The scenario arrives as one JSON document (built by `Scenario.to_sim_config`), the
+//! run happens entirely in Rust, and the traces come back as numpy arrays (one per
+//! column, no per-row Python objects). Times become float seconds, and "never
+//! happened" becomes NaN.
+
+use ccsim::packet::NEVER;
+use ccsim::qdisc::Reason;
+use ccsim::{ConfigError, RunStats, Simulation};
+use numpy::IntoPyArray;
+use pyo3::create_exception;
+use pyo3::exceptions::{PyKeyboardInterrupt, PyValueError};
 use pyo3::prelude::*;
+use pyo3::types::PyDict;
+use std::time::Instant;
+
+create_exception!(_core, SimConfigError, PyValueError, "A scenario value the simulator cannot accept.");
+
+fn config_err(py: Python<'_>, e: ConfigError) -> PyErr {
+    let err = SimConfigError::new_err(e.to_string());
+    let value = err.value(py);
+    let _ = value.setattr("field", e.field.clone());
+    let _ = value.setattr("msg", e.msg.clone());
+    err
+}
+
+fn secs(v: &[u64]) -> Vec<f64> {
+    v.iter().map(|&t| if t == NEVER { f64::NAN } else { t as f64 * 1e-9 }).collect()
+}
+
+/// Builds the simulation (all validation happens here) and runs it, calling
+/// `progress(fraction)` now and then; Ctrl-C stops the run and raises.
+fn build_and_run(py: Python<'_>, config_json: &str, progress: Option<&Bound<'_, PyAny>>) -> PyResult<(Simulation, RunStats, f64)> {
+    let cfg: ccsim::SimConfig = serde_json::from_str(config_json)
+        .map_err(|e| config_err(py, ConfigError::new("scenario", format!("invalid simulator config: {e}"))))?;
+    let mut sim = Simulation::new(&cfg).map_err(|e| config_err(py, e))?;
+    let mut interrupted: Option<PyErr> = None;
+    let start = Instant::now();
+    let stats = sim.run(&mut |frac| {
+        if let Err(e) = py.check_signals() {
+            interrupted = Some(e);
+            return false;
+        }
+        if let Some(cb) = progress {
+            if let Err(e) = cb.call1((frac,)) {
+                interrupted = Some(e);
+                return false;
+            }
+        }
+        true
+    });
+    let wall = start.elapsed().as_secs_f64();
+    if let Some(e) = interrupted {
+        if e.is_instance_of::<PyKeyboardInterrupt>(py) {
+            return Err(e);
+        }
+        return Err(e);
+    }
+    Ok((sim, stats, wall))
+}
+
+fn stats_dict<'py>(py: Python<'py>, stats: &RunStats, wall: f64) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("events", stats.events)?;
+    d.set_item("wall_s", wall)?;
+    d.set_item("sim_end_s", stats.sim_end_ns as f64 * 1e-9)?;
+    d.set_item("peak_packets_alive", stats.peak_packets_alive)?;
+    d.set_item("link_tx_pkts", stats.link_tx_pkts)?;
+    d.set_item("bottleneck_tx_pkts", stats.monitored_tx_pkts)?;
+    Ok(d)
+}
+
+/// simulate(config_json, progress=None) -> dict of tables (dicts of numpy arrays),
+/// names and run statistics.
+#[pyfunction]
+#[pyo3(signature = (config_json, progress=None))]
+fn simulate<'py>(py: Python<'py>, config_json: &str, progress: Option<Bound<'py, PyAny>>) -> PyResult<Bound<'py, PyDict>> {
+    let (sim, stats, wall) = build_and_run(py, config_json, progress.as_ref())?;
+    let out = PyDict::new(py);
+    let tr = &sim.traces;
+
+    let p = PyDict::new(py);
+    p.set_item("flow", tr.packets.flow.clone().into_pyarray(py))?;
+    p.set_item("msg", tr.packets.msg.clone().into_pyarray(py))?;
+    p.set_item("bytes", tr.packets.bytes.clone().into_pyarray(py))?;
+    p.set_item("t_write", secs(&tr.packets.t_write).into_pyarray(py))?;
+    p.set_item("t_first_tx", secs(&tr.packets.t_first_tx).into_pyarray(py))?;
+    p.set_item("t_arrive", secs(&tr.packets.t_arrive).into_pyarray(py))?;
+    p.set_item("t_deliver", secs(&tr.packets.t_deliver).into_pyarray(py))?;
+    out.set_item("packets", p)?;
+
+    let q = PyDict::new(py);
+    q.set_item("link", tr.queue.link.clone().into_pyarray(py))?;
+    q.set_item("t", secs(&tr.queue.t).into_pyarray(py))?;
+    q.set_item("backlog_bytes", tr.queue.backlog_bytes.clone().into_pyarray(py))?;
+    q.set_item("backlog_pkts", tr.queue.backlog_pkts.clone().into_pyarray(py))?;
+    out.set_item("queue", q)?;
+
+    let d = PyDict::new(py);
+    d.set_item("link", tr.drops.link.clone().into_pyarray(py))?;
+    d.set_item("t", secs(&tr.drops.t).into_pyarray(py))?;
+    d.set_item("flow", tr.drops.flow.clone().into_pyarray(py))?;
+    d.set_item("seq", tr.drops.seq.clone().into_pyarray(py))?;
+    d.set_item("kind", tr.drops.kind.clone().into_pyarray(py))?;
+    d.set_item("reason", tr.drops.reason.clone().into_pyarray(py))?;
+    out.set_item("drops", d)?;
+
+    let s = PyDict::new(py);
+    let st = &tr.state;
+    s.set_item("flow", st.flow.clone().into_pyarray(py))?;
+    s.set_item("t", secs(&st.t).into_pyarray(py))?;
+    s.set_item("cwnd_pkts", st.cwnd_pkts.clone().into_pyarray(py))?;
+    s.set_item("ssthresh_pkts", st.ssthresh_pkts.clone().into_pyarray(py))?;
+    s.set_item("srtt_s", secs(&st.srtt_ns).into_pyarray(py))?;
+    s.set_item("rttvar_s", secs(&st.rttvar_ns).into_pyarray(py))?;
+    s.set_item("rto_s", secs(&st.rto_ns).into_pyarray(py))?;
+    s.set_item("inflight_pkts", st.inflight_pkts.clone().into_pyarray(py))?;
+    s.set_item("sacked_pkts", st.sacked_pkts.clone().into_pyarray(py))?;
+    s.set_item("lost_pkts", st.lost_pkts.clone().into_pyarray(py))?;
+    s.set_item("retrans_pkts", st.retrans_pkts.clone().into_pyarray(py))?;
+    s.set_item("ca_state", st.ca_state.clone().into_pyarray(py))?;
+    s.set_item("pacing_rate_bps", st.pacing_rate_bps.clone().into_pyarray(py))?;
+    s.set_item("delivered_pkts", st.delivered_pkts.clone().into_pyarray(py))?;
+    out.set_item("state", s)?;
+
+    let summaries = sim.flow_summaries();
+    let f = PyDict::new(py);
+    macro_rules! col {
+        ($name:literal, $e:expr) => {
+            f.set_item($name, summaries.iter().map($e).collect::<Vec<_>>().into_pyarray(py))?;
+        };
+    }
+    f.set_item("flow", summaries.iter().map(|s| s.name.clone()).collect::<Vec<_>>())?;
+    f.set_item("transport", summaries.iter().map(|s| s.transport).collect::<Vec<_>>())?;
+    f.set_item("cc", summaries.iter().map(|s| s.cc.clone()).collect::<Vec<_>>())?;
+    col!("start_s", |s| s.start_ns as f64 * 1e-9);
+    col!("end_s", |s| s.end_ns as f64 * 1e-9);
+    col!("msgs_sent", |s| s.msgs_sent);
+    col!("msgs_delivered", |s| s.msgs_delivered);
+    col!("bytes_sent", |s| s.bytes_sent);
+    col!("bytes_delivered", |s| s.bytes_delivered);
+    col!("retrans_bytes", |s| s.retrans_bytes);
+    col!("loss_events", |s| s.loss_events);
+    col!("timeouts", |s| s.timeouts);
+    col!("fast_recoveries", |s| s.fast_recoveries);
+    col!("rtt_p50_s", |s| secs(&[s.rtt_p50_ns])[0]);
+    col!("rtt_p95_s", |s| secs(&[s.rtt_p95_ns])[0]);
+    col!("completion_s", |s| secs(&[s.completion_ns])[0]);
+    out.set_item("flows", f)?;
+
+    out.set_item("link_names", sim.link_names())?;
+    out.set_item("flow_names", sim.flow_names())?;
+    out.set_item("reasons", Reason::ALL.iter().map(|r| r.as_str()).collect::<Vec<_>>())?;
+    out.set_item("stats", stats_dict(py, &stats, wall)?)?;
+    Ok(out)
+}
+
+/// run_stats(config_json) -> dict: runs without building any output table (for
+/// benchmarks: numpy is not even imported).
+#[pyfunction]
+fn run_stats<'py>(py: Python<'py>, config_json: &str) -> PyResult<Bound<'py, PyDict>> {
+    let (sim, stats, wall) = build_and_run(py, config_json, None)?;
+    let d = stats_dict(py, &stats, wall)?;
+    d.set_item("packets_rows", sim.traces.packets.len())?;
+    Ok(d)
+}
+
+/// validate(config_json) -> None: builds the simulation without running it.
+#[pyfunction]
+fn validate(py: Python<'_>, config_json: &str) -> PyResult<()> {
+    let cfg: ccsim::SimConfig = serde_json::from_str(config_json)
+        .map_err(|e| config_err(py, ConfigError::new("scenario", format!("invalid simulator config: {e}"))))?;
+    Simulation::new(&cfg).map_err(|e| config_err(py, e))?;
+    Ok(())
+}
 
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    m.add("SimConfigError", m.py().get_type::<SimConfigError>())?;
+    m.add_function(wrap_pyfunction!(simulate, m)?)?;
+    m.add_function(wrap_pyfunction!(run_stats, m)?)?;
+    m.add_function(wrap_pyfunction!(validate, m)?)?;
     Ok(())
 }

@@ -44,6 +44,8 @@ pub struct RunStats {
     pub peak_packets_alive: usize,
     /// Packets that finished serialisation on any link.
     pub link_tx_pkts: u64,
+    /// Packets that finished serialisation on the monitored (bottleneck) links.
+    pub monitored_tx_pkts: u64,
 }
 
 pub struct Simulation {
@@ -202,6 +204,7 @@ impl Simulation {
             sim_end_ns: self.now.max(self.end_ns),
             peak_packets_alive: self.pool.capacity_used(),
             link_tx_pkts: self.links.iter().map(|l| l.tx_pkts).sum(),
+            monitored_tx_pkts: self.monitored.iter().map(|l| self.links[l.idx()].tx_pkts).sum(),
         }
     }
 

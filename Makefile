@@ -1,0 +1,40 @@
+# ccbench: two commands on a fresh machine.
+#   make demo   set everything up and run the headline example
+#   make test   run every test (Rust and Python)
+# Everything is installed by these targets: a virtual environment in .venv with the
+# Python dependencies, and a release build of the Rust extension.
+
+PYTHON ?= python3
+VENV   ?= .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.ccbench-installed
+
+.PHONY: setup build demo test test-rust test-python bench clean
+
+setup: $(STAMP)
+
+$(STAMP): pyproject.toml Cargo.toml Cargo.lock $(shell find crates -name '*.rs' -o -name Cargo.toml 2>/dev/null)
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip maturin
+	VIRTUAL_ENV=$(abspath $(VENV)) PATH=$(abspath $(VENV))/bin:$$PATH \
+		$(VENV)/bin/maturin develop --release --extras test -q
+	@touch $(STAMP)
+
+build: setup
+
+demo: setup
+	$(VENV)/bin/ccbench run examples/adsl1_voip.toml --out runs/demo
+
+test: setup test-rust test-python
+
+test-rust:
+	cargo test -p ccsim
+
+test-python: setup
+	$(PY) -m pytest -q
+
+bench: setup
+	$(VENV)/bin/ccbench bench
+
+clean:
+	rm -rf $(VENV) target runs

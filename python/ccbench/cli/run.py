@@ -1,0 +1,102 @@
+"""``ccbench run`` and ``ccbench validate``."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from ccbench.cli.errors import fail
+
+
+def _fmt_rate(bps: float) -> str:
+    if not math.isfinite(bps):
+        return "-"
+    for unit, div in (("Gbit/s", 1e9), ("Mbit/s", 1e6), ("kbit/s", 1e3)):
+        if bps >= div:
+            return f"{bps / div:.3g} {unit}"
+    return f"{bps:.3g} bit/s"
+
+
+def _fmt_ms(s: float) -> str:
+    return "-" if not math.isfinite(s) else f"{s * 1e3:.2f}"
+
+
+def _fmt_pct(x: float) -> str:
+    return "-" if not math.isfinite(x) else f"{x * 100:.2f}%"
+
+
+def flow_table(run, title: str) -> Table:
+    """The per-flow table ``ccbench run`` prints."""
+    t = Table(title=title, title_justify="left")
+    for col in ("flow", "transport", "throughput", "loss", "delay p50 ms", "p95 ms", "p99 ms", "max ms"):
+        t.add_column(col, justify="left" if col in ("flow", "transport") else "right")
+    for r in run.flows.itertuples(index=False):
+        transport = r.transport if not getattr(r, "cc", "") else f"{r.transport}/{r.cc}"
+        t.add_row(
+            str(r.flow), transport, _fmt_rate(r.goodput_bps), _fmt_pct(r.loss_rate),
+            _fmt_ms(r.delay_p50_s), _fmt_ms(r.delay_p95_s), _fmt_ms(r.delay_p99_s), _fmt_ms(r.delay_max_s),
+        )
+    return t
+
+
+def run_cmd(
+    scenario: Path = typer.Argument(..., help="Scenario file (TOML).", show_default=False),
+    seed: int = typer.Option(None, "--seed", "-s", help="Run seed (default: the scenario's run.seed)."),
+    out: Path = typer.Option(None, "--out", "-o", help="Directory to save the run in (Parquet tables + meta.json). Default: runs/<scenario>-seed<N>."),
+    no_save: bool = typer.Option(False, "--no-save", help="Print the table only; do not save the run."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
+) -> None:
+    """Simulate a scenario and print per-flow throughput, loss and delay percentiles.
+
+    The run is saved before anything else is done with it, so nothing is lost:
+    load it again with ``ccbench.Run.load(DIR)``.
+
+    Example: ccbench run examples/adsl1_voip.toml --seed 3 --out runs/adsl
+    """
+    from ccbench.backends.sim import simulate
+    from ccbench.cli.progress import sim_progress
+    from ccbench.scenario import load_scenario
+
+    sc = load_scenario(scenario)
+    with sim_progress(f"simulating {scenario.name}", enabled=not quiet) as progress:
+        run = simulate(sc, seed=seed, progress=progress)
+    console = Console()
+    if not no_save:
+        target = out or Path("runs") / f"{scenario.stem}-seed{run.meta['seed']}"
+        run.save(target)
+    stats = run.meta["stats"]
+    console.print(flow_table(run, f"{scenario.name}  seed {run.meta['seed']}"))
+    console.print(
+        f"[dim]{stats['events']:,} events in {stats['wall_s']:.2f} s wall "
+        f"({stats['events'] / max(stats['wall_s'], 1e-9) / 1e6:.1f} M events/s)[/dim]"
+    )
+    if not no_save:
+        console.print(f"saved to {target}")
+
+
+def validate_cmd(
+    scenario: Path = typer.Argument(..., help="Scenario file (TOML).", show_default=False),
+) -> None:
+    """Check a scenario file without running it: units, names, topology, routes.
+
+    Prints "ok" and exits 0, or one line per problem and exits 2.
+    """
+    from ccbench.backends.sim import SimulationError, _core
+    from ccbench.scenario import load_scenario
+    import json
+
+    sc = load_scenario(scenario)
+    try:
+        _core().validate(json.dumps(sc.to_sim_config()))
+    except _core().SimConfigError as e:
+        raise SimulationError(str(e)) from None
+    typer.echo(f"ok: {scenario} ({len(sc.to_sim_config()['flows'])} flows)")
+
+
+def register(app: typer.Typer) -> None:
+    app.command("run")(run_cmd)
+    app.command("validate")(validate_cmd)
