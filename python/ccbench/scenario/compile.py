@@ -1,0 +1,41 @@
+"""Scenario -> simulator input (``ccsim::config::SimConfig``), every unit an integer.
+
+The output is plain JSON-ready data: ``json.dumps(scn.to_sim_config())`` is what the
+Rust side deserialises (with ``deny_unknown_fields`` everywhere). The bottleneck links of
+a dumbbell and the forward hops of a parking lot are monitored (their queue is sampled)
+unless the scenario says ``monitor = false``; graph links only when they say
+``monitor = true``.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Optional
+
+from .topology import Dumbbell
+
+if TYPE_CHECKING:
+    from .model import Scenario
+
+__all__ = ["to_sim_config"]
+
+
+def to_sim_config(scn: "Scenario", seed: Optional[int] = None) -> dict[str, Any]:
+    """The ``SimConfig`` dict for one run; ``seed`` defaults to ``[run] seed``."""
+    run = scn.run
+    if seed is None:
+        seed = run.seed
+    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**64:
+        from .errors import ScenarioError
+
+        raise ScenarioError([("seed", f"{seed!r} is not a valid seed (accepted: an integer 0 .. 2^64-1)")])
+    topo = scn.topology
+    topology = topo.to_json(scn.pairs or 1) if isinstance(topo, Dumbbell) else topo.to_json()
+    return {
+        "seed": seed,
+        "duration_ns": run.duration,
+        "queue_sample_ns": run.queue_sample,
+        "state_sample_ns": run.state_sample,
+        "state_on_change": run.state_on_change,
+        "topology": topology,
+        "flows": [rf.to_json() for rf in scn.resolved_flows],
+    }

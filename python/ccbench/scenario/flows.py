@@ -1,0 +1,111 @@
+"""Flows: one sender application over one transport, from one host to another.
+
+User side::
+
+    [[flows]]
+    name = "voip"                                  # unique; letters, digits, _ and -
+    transport = { kind = "udp" }
+    app = { kind = "cbr", size = "186B", interval = "20ms" }
+    direction = "both"     # dumbbell: "down" (default, srv -> cli), "up", or "both",
+                           # which makes two flows, voip.down and voip.up, on one pair
+    pair = 0               # dumbbell: optional; default: each flow its own pair, in order
+    start = "0s"           # when the application starts (default 0)
+    stop = "50s"           # when it stops writing (default: run end)
+    count = 1              # N > 1 replicates the flow: voip[0], voip[1], ...
+
+    # graph and parking lot: name the hosts
+    src = "a"
+    dst = "b"
+    # parking lot shortcut: path = "long" (long_src -> long_dst) or "cross0", "cross1"...
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any, Literal, Optional
+
+from pydantic import Field, field_validator, model_validator
+
+from .apps import App, Bulk
+from .base import Table
+from .errors import fail
+from .transport import Transport, Udp
+from .units import Duration, format_duration
+
+__all__ = ["Flow", "ResolvedFlow"]
+
+_NAME = re.compile(r"^[A-Za-z0-9_\-]+$")
+
+
+class Flow(Table):
+    name: str
+    transport: Transport
+    app: App
+    direction: Optional[Literal["down", "up", "both"]] = None
+    pair: Optional[int] = Field(None, ge=0)
+    src: Optional[str] = None
+    dst: Optional[str] = None
+    path: Optional[str] = None
+    start: Duration = 0
+    stop: Optional[Duration] = None
+    count: int = Field(1, ge=1)
+
+    @field_validator("name")
+    @classmethod
+    def _name(cls, v: str) -> str:
+        if not _NAME.match(v):
+            raise fail(
+                'is not a valid flow name (accepted: letters, digits, _ and -, e.g. "voip"; '
+                '"." and "[i]" are added by direction = "both" and count)',
+                value=v,
+            )
+        return v
+
+    @model_validator(mode="after")
+    def _check(self):
+        if self.stop is not None and self.stop <= self.start:
+            raise fail(
+                f'must be after start = "{format_duration(self.start)}"', at=("stop",), value=format_duration(self.stop)
+            )
+        if isinstance(self.app, Bulk) and isinstance(self.transport, Udp):
+            raise fail(
+                'bulk needs transport kind = "tcp" (a greedy UDP sender has no rate; use app kind = "cbr" or "onoff")',
+                at=("app", "kind"),
+                value="bulk",
+            )
+        if (self.src is None) != (self.dst is None):
+            missing = "dst" if self.dst is None else "src"
+            raise fail("is missing (src and dst go together)", at=(missing,))
+        if self.src is not None and (self.direction is not None or self.path is not None):
+            raise fail("cannot be combined with src/dst (accepted: direction, path, or src and dst)", at=(
+                "direction" if self.direction is not None else "path",
+            ))
+        return self
+
+
+@dataclass(frozen=True)
+class ResolvedFlow:
+    """One simulated flow after ``count`` and ``direction = "both"`` are expanded."""
+
+    name: str
+    src: str
+    dst: str
+    flow: Flow
+    #: Index of the user's ``[[flows]]`` entry.
+    index: int
+    #: Dumbbell pair (None for other topologies).
+    pair: Optional[int] = None
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "name": self.name,
+            "src": self.src,
+            "dst": self.dst,
+            "transport": self.flow.transport.to_json(),
+            "app": self.flow.app.to_json(),
+            "start_ns": self.flow.start,
+        }
+        if self.flow.stop is not None:
+            out["stop_ns"] = self.flow.stop
+        return out

@@ -1,0 +1,302 @@
+"""The top-level ``Scenario``: ``[run]``, ``[topology]`` and ``[[flows]]``.
+
+A scenario file::
+
+    [run]
+    duration = "60s"        # simulated time (default 60s)
+    seed = 1                # seed of the first repetition (default 1)
+    seeds = 5               # repetitions: seeds 1, 2, ..., 5 (default 1)
+    queue_sample = "10ms"   # queue occupancy sampling interval ("0s" = never)
+    state_sample = "10ms"   # TCP state (cwnd, srtt, ...) sampling interval
+    state_on_change = false # also sample at every cwnd / CA-state change
+
+    [topology]
+    ...                     # see ccbench.scenario.topology
+
+    [[flows]]
+    ...                     # see ccbench.scenario.flows
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+from pydantic import Field, PrivateAttr, ValidationError, model_validator
+
+from .base import Table
+from .errors import ScenarioError, fail, from_validation_error
+from .flows import Flow, ResolvedFlow
+from .topology import Dumbbell, Graph, ParkingLot, Topology
+from .units import Duration, PositiveDuration, format_duration
+
+__all__ = ["Run", "Scenario"]
+
+
+class Run(Table):
+    duration: PositiveDuration = 60_000_000_000
+    seed: int = Field(1, ge=0, lt=2**64)
+    seeds: int = Field(1, ge=1)
+    queue_sample: Duration = 10_000_000
+    state_sample: Duration = 10_000_000
+    state_on_change: bool = False
+
+
+class Scenario(Table):
+    """A complete scenario. Build it with :func:`~ccbench.scenario.load_scenario`,
+    :meth:`from_dict` or :meth:`from_toml`; every problem is a :class:`ScenarioError`."""
+
+    run: Run = Run()
+    topology: Topology
+    flows: list[Flow] = Field(min_length=1)
+
+    _resolved: list[ResolvedFlow] = PrivateAttr(default_factory=list)
+    _pairs: Optional[int] = PrivateAttr(default=None)
+
+    # --- validation -------------------------------------------------------------------
+
+    @model_validator(mode="after")
+    def _place_flows(self):
+        topo = self.topology
+        if isinstance(topo, Dumbbell):
+            self._resolved, self._pairs = _place_dumbbell(topo, self.flows)
+        else:
+            self._resolved = _place_named(topo, self.flows)
+        seen: dict[str, int] = {}
+        for rf in self._resolved:
+            if rf.name in seen and seen[rf.name] != rf.index:
+                raise fail(
+                    f"is already used by flows[{seen[rf.name]}] (accepted: unique flow names)",
+                    at=("flows", rf.index, "name"),
+                    value=rf.flow.name,
+                )
+            seen[rf.name] = rf.index
+        return self
+
+    # --- constructors -------------------------------------------------------------------
+
+    @classmethod
+    def from_dict(cls, data: Any, source: Optional[str] = None) -> "Scenario":
+        """Validates a dict shaped like the TOML file; raises :class:`ScenarioError`."""
+        try:
+            return cls.model_validate(data)
+        except ValidationError as e:
+            raise from_validation_error(e, data, source=source) from None
+
+    @classmethod
+    def from_toml(cls, text: str, source: Optional[str] = None) -> "Scenario":
+        from .io import loads_scenario
+
+        return loads_scenario(text, source=source)
+
+    # --- saving -------------------------------------------------------------------------------
+
+    def to_dict(self) -> dict[str, Any]:
+        """The scenario as the TOML file writes it (unit strings, only keys that were set)."""
+        return self.model_dump(mode="python", by_alias=True, exclude_unset=True, exclude_none=True)
+
+    def dumps(self) -> str:
+        """The scenario as TOML text."""
+        from .io import dumps_scenario
+
+        return dumps_scenario(self)
+
+    def to_toml(self, path) -> None:
+        """Writes the scenario to a TOML file."""
+        from .io import save_scenario
+
+        save_scenario(self, path)
+
+    def with_values(self, values: dict[str, Any]) -> "Scenario":
+        """A copy with dotted keys replaced, validated again: for sweeps.
+
+        ``scn.with_values({"topology.bottleneck.queue.limit": "40000B", "run.seed": 3})``.
+        A list index is written as a number: ``"flows.0.transport.cc"``.
+        """
+        data = self.to_dict()
+        for dotted, value in values.items():
+            cur: Any = data
+            parts = dotted.split(".")
+            for part in parts[:-1]:
+                key: Any = int(part) if isinstance(cur, list) else part
+                if isinstance(cur, dict) and key not in cur:
+                    cur[key] = {}
+                cur = cur[key]
+            last: Any = int(parts[-1]) if isinstance(cur, list) else parts[-1]
+            cur[last] = value
+        return Scenario.from_dict(data)
+
+    # --- compiled views --------------------------------------------------------------------
+
+    @property
+    def resolved_flows(self) -> list[ResolvedFlow]:
+        """Every simulated flow (``count`` and ``direction = "both"`` expanded), in order."""
+        return list(self._resolved)
+
+    @property
+    def pairs(self) -> Optional[int]:
+        """Dumbbell pairs in use (given, or as many as the flows need); None otherwise."""
+        return self._pairs
+
+    def flow_names(self) -> list[str]:
+        """Names of the simulated flows, e.g. ``["download", "voip.down", "voip.up"]``."""
+        return [rf.name for rf in self._resolved]
+
+    def seed_list(self) -> list[int]:
+        """Seeds of the repetitions: ``seed, seed + 1, ..., seed + seeds - 1``."""
+        return [self.run.seed + i for i in range(self.run.seeds)]
+
+    def to_sim_config(self, seed: Optional[int] = None) -> dict[str, Any]:
+        """The simulator's input (``ccsim::config::SimConfig``) as a JSON-ready dict."""
+        from .compile import to_sim_config
+
+        return to_sim_config(self, seed)
+
+    def describe(self) -> str:
+        """A few lines for humans: topology, flows, run."""
+        topo = self.topology
+        if isinstance(topo, Dumbbell):
+            head = topo.describe(self._pairs or 1)
+        else:
+            head = topo.describe()
+        lines = [head, "flows:"]
+        width = max(len(n) for n in self.flow_names())
+        for rf in self._resolved:
+            f = rf.flow
+            when = ""
+            if f.start or f.stop is not None:
+                end = format_duration(f.stop) if f.stop is not None else "end"
+                when = f"  [{format_duration(f.start)} .. {end}]"
+            lines.append(
+                f"  {rf.name:<{width}}  {rf.src} -> {rf.dst}  {f.transport.describe()}, {f.app.describe()}{when}"
+            )
+        r = self.run
+        seeds = f"seed {r.seed}" if r.seeds == 1 else f"seeds {r.seed}..{r.seed + r.seeds - 1}"
+        lines.append(f"run: {format_duration(r.duration)}, {seeds}")
+        return "\n".join(lines)
+
+    def __str__(self) -> str:
+        return self.describe()
+
+
+# --- flow placement ----------------------------------------------------------------------------
+
+
+def _replica_names(flow: Flow) -> list[str]:
+    return [flow.name] if flow.count == 1 else [f"{flow.name}[{r}]" for r in range(flow.count)]
+
+
+def _dumbbell_pair_of(node: str) -> Optional[int]:
+    for prefix in ("srv", "cli"):
+        if node.startswith(prefix) and node[len(prefix) :].isdigit():
+            return int(node[len(prefix) :])
+    return None
+
+
+def _place_dumbbell(topo: Dumbbell, flows: list[Flow]) -> tuple[list[ResolvedFlow], int]:
+    explicit: set[int] = set()
+    for i, f in enumerate(flows):
+        if f.path is not None:
+            raise fail(
+                'is for parking lots (accepted in a dumbbell: direction = "down", "up" or "both", and pair)',
+                at=("flows", i, "path"),
+                value=f.path,
+            )
+        if f.pair is not None:
+            explicit.add(f.pair)
+        if f.src is not None:
+            for key, node in (("src", f.src), ("dst", f.dst)):
+                p = _dumbbell_pair_of(node or "")
+                if p is None:
+                    raise fail(
+                        "is not a dumbbell host (accepted: srv0, srv1, ... on the server side, cli0, cli1, ... "
+                        'on the client side; or use direction = "down" / "up" and pair)',
+                        at=("flows", i, key),
+                        value=node,
+                    )
+                explicit.add(p)
+
+    def auto_pairs():
+        p = 0
+        while True:
+            if p not in explicit:
+                yield p
+            p += 1
+
+    auto = auto_pairs()
+    placed: list[tuple[int, int, str, str, str]] = []  # (index, pair, name, src, dst)
+    for i, f in enumerate(flows):
+        for base in _replica_names(f):
+            if f.src is not None:
+                p = max(_dumbbell_pair_of(f.src) or 0, _dumbbell_pair_of(f.dst or "") or 0)
+                placed.append((i, p, base, f.src, f.dst or ""))
+                continue
+            p = f.pair if f.pair is not None else next(auto)
+            direction = f.direction or "down"
+            if direction in ("down", "both"):
+                name = base if direction == "down" else f"{base}.down"
+                placed.append((i, p, name, f"srv{p}", f"cli{p}"))
+            if direction in ("up", "both"):
+                name = base if direction == "up" else f"{base}.up"
+                placed.append((i, p, name, f"cli{p}", f"srv{p}"))
+
+    needed = max(p for _, p, *_ in placed) + 1
+    pairs = topo.pairs if topo.pairs is not None else needed
+    for i, p, name, src, dst in placed:
+        if p >= pairs:
+            f = flows[i]
+            how = "is given" if f.pair is not None or f.src is not None else "would get its own"
+            raise fail(
+                f"needs pair {p} ({how}) but topology.pairs = {pairs} (accepted: raise pairs, or give flows "
+                f"sharing a pair the same pair = 0 .. {pairs - 1})",
+                at=("flows", i, "pair" if f.pair is not None else "name"),
+                value=f.pair if f.pair is not None else name,
+            )
+    n_delays = len(topo.access.pair_delays)
+    if n_delays and n_delays != pairs:
+        raise fail(
+            f"has {n_delays} delays but the flows use {pairs} pairs (accepted: one delay per pair)",
+            at=("topology", "access", "pair_delays"),
+        )
+    return [ResolvedFlow(name, src, dst, flows[i], i, p) for i, p, name, src, dst in placed], pairs
+
+
+def _place_named(topo: ParkingLot | Graph, flows: list[Flow]) -> list[ResolvedFlow]:
+    nodes = topo.node_names()
+    known = set(nodes)
+    kind = "graph" if isinstance(topo, Graph) else "parking lot"
+    out: list[ResolvedFlow] = []
+    for i, f in enumerate(flows):
+        for key in ("direction", "pair"):
+            if getattr(f, key) is not None:
+                raise fail(
+                    f"is for dumbbells (accepted in a {kind}: src and dst"
+                    + (', or path = "long" / "cross0" ...)' if isinstance(topo, ParkingLot) else ")"),
+                    at=("flows", i, key),
+                    value=getattr(f, key),
+                )
+        if f.path is not None:
+            if not isinstance(topo, ParkingLot):
+                raise fail("is for parking lots (accepted in a graph: src and dst)", at=("flows", i, "path"), value=f.path)
+            ends = topo.path_nodes(f.path)
+            if ends is None:
+                paths = ", ".join(['"long"'] + [f'"cross{h}"' for h in range(topo.hops)])
+                raise fail(f"is not a path of this parking lot (accepted: {paths})", at=("flows", i, "path"), value=f.path)
+            src, dst = ends
+        elif f.src is not None:
+            src, dst = f.src, f.dst or ""
+            for key, node in (("src", src), ("dst", dst)):
+                if node not in known:
+                    raise fail(
+                        f'is not a node of the {kind}: flow "{f.name}" cannot start or end there '
+                        f"(accepted: one of {', '.join(nodes)})",
+                        at=("flows", i, key),
+                        value=node,
+                    )
+        else:
+            hint = 'path = "long" / "cross0" ... or src and dst' if isinstance(topo, ParkingLot) else "src and dst"
+            raise fail(f"has no endpoints (accepted in a {kind}: {hint})", at=("flows", i, "src"))
+        if src == dst:
+            raise fail("is the same node as src (accepted: a different node)", at=("flows", i, "dst"), value=dst)
+        for base in _replica_names(f):
+            out.append(ResolvedFlow(base, src, dst, f, i))
+    return out

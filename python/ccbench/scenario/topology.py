@@ -1,0 +1,380 @@
+"""Topologies: dumbbell, parking lot, and an explicit graph.
+
+Dumbbell (the home-gateway picture: servers on the Internet side, clients at home)::
+
+    [topology]
+    kind = "dumbbell"
+    pairs = 2                  # optional: default = as many pairs as the flows need
+    bottleneck = { down = "1.5Mbit", up = "256kbit", delay = "50ms",
+                   queue = { kind = "droptail", limit = "20000B" } }
+    # more bottleneck keys: down_delay / up_delay (override `delay` per direction),
+    # up_queue (default: same as queue), loss (on the down link), up_loss,
+    # monitor (sample both bottleneck queues; default true)
+    access = { rate = "10Gbit", delay = "0ms", pair_delays = ["5ms", "20ms"] }
+
+    Nodes: srv0..srv{N-1}, cli0..cli{N-1}, routers rtr_srv, rtr_cli. "down" is
+    srv -> cli (rtr_srv -> rtr_cli is the bottleneck's down link).
+
+    **RTT.** A packet from srv{i} to cli{i} crosses the server's access link
+    (``pair_delays[i]``, or ``access.delay``), the bottleneck (``down_delay`` or
+    ``delay``) and the client's access link (``access.delay``); so the base RTT of pair
+    i (no queueing, no serialisation) is::
+
+        RTT_i = down_delay + up_delay + 2 * (server access delay_i + access.delay)
+
+    With the usual ``access.delay = 0`` and one ``delay``, RTT = 2 x bottleneck delay:
+    ``delay = "50ms"`` is the 100 ms RTT of the Stewart ADSL experiments. In short: the
+    RTT you think of is 2 x (bottleneck delay + the access delays on the path).
+
+Parking lot (K bottlenecks in a row, one long flow across all, cross traffic per hop)::
+
+    [topology]
+    kind = "parking_lot"
+    hops = 3
+    rate = "10Mbit"            # every forward hop r{i} -> r{i+1}
+    delay = "10ms"
+    queue = { kind = "droptail", limit = "100pkt" }
+    per_hop = [ {}, { rate = "5Mbit" }, {} ]      # optional overrides, one per hop
+    reverse = { rate = "10Mbit", delay = "10ms" }  # ACK path; default: as forward
+
+    Nodes: routers r0..rK, long_src (at r0), long_dst (at rK), x{i}_src (at r{i}),
+    x{i}_dst (at r{i+1}). Flows use path = "long" or path = "cross{i}", or src/dst.
+
+Graph (anything else)::
+
+    [topology]
+    kind = "graph"
+    nodes = ["a", "r1", "r2", "b"]
+    links = [ { from = "a", to = "r1", rate = "1Gbit", delay = "1ms", duplex = true },
+              { from = "r1", to = "r2", rate = "10Mbit", delay = "20ms", monitor = true,
+                queue = { kind = "codel" }, name = "core" },
+              { from = "r2", to = "r1", rate = "10Mbit", delay = "20ms" },
+              { from = "r2", to = "b", rate = "1Gbit", delay = "1ms", duplex = true } ]
+    routes = [ { at = "r1", dst = "b", next = "r2" } ]   # optional; default shortest delay
+
+    Each link is one direction; ``duplex = true`` adds the same link the other way
+    (named NAME_rev). Links are named ``from->to`` unless ``name`` is given.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal, Optional
+
+from pydantic import Field, model_validator
+
+from .base import Table, tagged
+from .errors import fail
+from .loss import Loss
+from .queue import DropTail, Queue
+from .units import Duration, Rate, format_duration, format_rate
+
+__all__ = [
+    "Bottleneck",
+    "Access",
+    "Dumbbell",
+    "HopOverride",
+    "ReverseLinks",
+    "ParkingLot",
+    "GraphLink",
+    "Route",
+    "Graph",
+    "Topology",
+    "link_json",
+]
+
+
+def link_json(rate: int, delay: int, queue: Any, loss: Any = None, monitor: bool = False) -> dict[str, Any]:
+    """One direction of a link as ``ccsim::config::LinkConfig``."""
+    out: dict[str, Any] = {"rate_bps": rate, "delay_ns": delay, "queue": queue.to_json()}
+    if loss is not None:
+        out["loss"] = loss.to_json()
+    out["monitor"] = monitor
+    return out
+
+
+def _queue_text(q: Any) -> str:
+    if isinstance(q, DropTail):
+        return f"droptail {q.limit} ({q.effective_rule})"
+    return q.kind
+
+
+class Access(Table):
+    """Links between each host and its router (both directions alike)."""
+
+    rate: Rate = 10_000_000_000
+    delay: Duration = 0
+    #: Server-side access delay per pair (one per pair), replacing ``delay`` there.
+    pair_delays: list[Duration] = Field(default_factory=list)
+    #: Default: the simulator's 100000-packet FIFO (never the bottleneck).
+    queue: Optional[Queue] = None
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"rate_bps": self.rate, "delay_ns": self.delay, "pair_delays_ns": list(self.pair_delays)}
+        if self.queue is not None:
+            out["queue"] = self.queue.to_json()
+        return out
+
+
+# --- dumbbell -----------------------------------------------------------------------------
+
+
+class Bottleneck(Table):
+    down: Rate
+    up: Rate
+    #: One-way propagation delay of each direction (unless down_delay/up_delay given).
+    delay: Duration = 0
+    down_delay: Optional[Duration] = None
+    up_delay: Optional[Duration] = None
+    queue: Queue = DropTail()
+    #: Default: the same discipline as ``queue``.
+    up_queue: Optional[Queue] = None
+    #: Loss model on the down link.
+    loss: Optional[Loss] = None
+    #: Loss model on the up link (none by default, also when ``loss`` is given).
+    up_loss: Optional[Loss] = None
+    monitor: bool = True
+
+    @property
+    def down_delay_ns(self) -> int:
+        return self.delay if self.down_delay is None else self.down_delay
+
+    @property
+    def up_delay_ns(self) -> int:
+        return self.delay if self.up_delay is None else self.up_delay
+
+    def to_json(self) -> dict[str, Any]:
+        up_q = self.up_queue if self.up_queue is not None else self.queue
+        return {
+            "down": link_json(self.down, self.down_delay_ns, self.queue, self.loss, self.monitor),
+            "up": link_json(self.up, self.up_delay_ns, up_q, self.up_loss, self.monitor),
+        }
+
+
+class Dumbbell(Table):
+    kind: Literal["dumbbell"] = "dumbbell"
+    pairs: Optional[int] = Field(None, ge=1)
+    bottleneck: Bottleneck
+    access: Access = Access()
+
+    @model_validator(mode="after")
+    def _check(self):
+        n = len(self.access.pair_delays)
+        if self.pairs is not None and n and n != self.pairs:
+            raise fail(
+                f"has {n} delays for pairs = {self.pairs} (accepted: one delay per pair, or none)",
+                at=("access", "pair_delays"),
+            )
+        return self
+
+    def node_names(self, pairs: int) -> list[str]:
+        return ["rtr_srv", "rtr_cli"] + [f"srv{i}" for i in range(pairs)] + [f"cli{i}" for i in range(pairs)]
+
+    def base_rtt_ns(self, pair: int) -> int:
+        """Round-trip propagation delay between srv{pair} and cli{pair}."""
+        srv = self.access.pair_delays[pair] if pair < len(self.access.pair_delays) else self.access.delay
+        b = self.bottleneck
+        return b.down_delay_ns + b.up_delay_ns + 2 * (srv + self.access.delay)
+
+    def to_json(self, pairs: int) -> dict[str, Any]:
+        return {
+            "kind": "dumbbell",
+            "pairs": pairs,
+            "bottleneck": self.bottleneck.to_json(),
+            "access": self.access.to_json(),
+        }
+
+    def describe(self, pairs: int) -> str:
+        b = self.bottleneck
+        rtts = sorted({self.base_rtt_ns(i) for i in range(pairs)})
+        rtt = ", ".join(format_duration(r) for r in rtts)
+        q = _queue_text(b.queue)
+        if b.up_queue is not None:
+            q += f", up {_queue_text(b.up_queue)}"
+        return (
+            f"dumbbell, {pairs} pair{'s' * (pairs != 1)}: bottleneck down {format_rate(b.down)} / up "
+            f"{format_rate(b.up)}, base RTT {rtt}, queue {q}"
+        )
+
+
+# --- parking lot -------------------------------------------------------------------------------
+
+
+class HopOverride(Table):
+    rate: Optional[Rate] = None
+    delay: Optional[Duration] = None
+    queue: Optional[Queue] = None
+    loss: Optional[Loss] = None
+
+
+class ReverseLinks(Table):
+    """The reverse (ACK) direction of every hop; unset values copy the forward hop,
+    except the queue, which defaults to a 1000-packet FIFO."""
+
+    rate: Optional[Rate] = None
+    delay: Optional[Duration] = None
+    queue: Optional[Queue] = None
+
+
+class ParkingLot(Table):
+    kind: Literal["parking_lot"] = "parking_lot"
+    hops: int = Field(ge=1)
+    rate: Rate
+    delay: Duration = 0
+    queue: Queue = DropTail()
+    loss: Optional[Loss] = None
+    per_hop: list[HopOverride] = Field(default_factory=list)
+    reverse: ReverseLinks = ReverseLinks()
+    monitor: bool = True
+    access: Access = Access()
+
+    @model_validator(mode="after")
+    def _check(self):
+        if self.per_hop and len(self.per_hop) != self.hops:
+            raise fail(
+                f"has {len(self.per_hop)} entries for hops = {self.hops} (accepted: one table per hop, {{}} for no change)",
+                at=("per_hop",),
+            )
+        if self.access.pair_delays:
+            raise fail("is not used by a parking lot (accepted: access.delay)", at=("access", "pair_delays"))
+        return self
+
+    def hop(self, i: int) -> tuple[int, int, Any, Any]:
+        """(rate, delay, queue, loss) of forward hop i."""
+        o = self.per_hop[i] if self.per_hop else HopOverride()
+        return (
+            o.rate if o.rate is not None else self.rate,
+            o.delay if o.delay is not None else self.delay,
+            o.queue if o.queue is not None else self.queue,
+            o.loss if o.loss is not None else self.loss,
+        )
+
+    def node_names(self) -> list[str]:
+        k = self.hops
+        names = [f"r{i}" for i in range(k + 1)] + ["long_src", "long_dst"]
+        for i in range(k):
+            names += [f"x{i}_src", f"x{i}_dst"]
+        return names
+
+    def path_nodes(self, path: str) -> Optional[tuple[str, str]]:
+        if path == "long":
+            return "long_src", "long_dst"
+        if path.startswith("cross") and path[5:].isdigit() and int(path[5:]) < self.hops:
+            i = int(path[5:])
+            return f"x{i}_src", f"x{i}_dst"
+        return None
+
+    def to_json(self) -> dict[str, Any]:
+        fwd, rev = [], []
+        r = self.reverse
+        for i in range(self.hops):
+            rate, delay, queue, loss = self.hop(i)
+            fwd.append(link_json(rate, delay, queue, loss, self.monitor))
+            rev.append(
+                link_json(
+                    r.rate if r.rate is not None else rate,
+                    r.delay if r.delay is not None else delay,
+                    r.queue if r.queue is not None else DropTail(),
+                )
+            )
+        return {"kind": "parking_lot", "hops": self.hops, "hop_links": fwd, "reverse_links": rev, "access": self.access.to_json()}
+
+    def describe(self) -> str:
+        rates = sorted({format_rate(self.hop(i)[0]) for i in range(self.hops)})
+        return f"parking lot, {self.hops} hops at {'/'.join(rates)}, {format_duration(self.delay)} per hop, queue {_queue_text(self.queue)}"
+
+
+# --- graph -----------------------------------------------------------------------------------
+
+
+class GraphLink(Table):
+    from_: str = Field(alias="from")
+    to: str
+    rate: Rate
+    delay: Duration = 0
+    queue: Queue = DropTail()
+    loss: Optional[Loss] = None
+    name: Optional[str] = None
+    monitor: bool = False
+    #: Also add the same link in the opposite direction (named NAME_rev).
+    duplex: bool = False
+
+    @property
+    def link_name(self) -> str:
+        return self.name if self.name is not None else f"{self.from_}->{self.to}"
+
+    def directions(self) -> list[tuple[str, str, str]]:
+        """(name, from, to) of the one or two links this entry stands for."""
+        out = [(self.link_name, self.from_, self.to)]
+        if self.duplex:
+            rev = f"{self.name}_rev" if self.name is not None else f"{self.to}->{self.from_}"
+            out.append((rev, self.to, self.from_))
+        return out
+
+
+class Route(Table):
+    at: str
+    dst: str
+    next: str
+
+
+class Graph(Table):
+    kind: Literal["graph"] = "graph"
+    nodes: list[str] = Field(min_length=2)
+    links: list[GraphLink]
+    routes: list[Route] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _check(self):
+        seen: set[str] = set()
+        for i, n in enumerate(self.nodes):
+            if n in seen:
+                raise fail("is listed twice (accepted: unique node names)", at=("nodes", i), value=n)
+            seen.add(n)
+        known = ", ".join(self.nodes)
+        names: dict[str, int] = {}
+        for i, link in enumerate(self.links):
+            for key, node in (("from", link.from_), ("to", link.to)):
+                if node not in seen:
+                    raise fail(f"is not a node (accepted: one of {known})", at=("links", i, key), value=node)
+            for name, _, _ in link.directions():
+                if name in names:
+                    raise fail(
+                        f"is already the name of links[{names[name]}] (accepted: unique link names)",
+                        at=("links", i, "name"),
+                        value=name,
+                    )
+                names[name] = i
+        for i, r in enumerate(self.routes):
+            for key in ("at", "dst", "next"):
+                node = getattr(r, key)
+                if node not in seen:
+                    raise fail(f"is not a node (accepted: one of {known})", at=("routes", i, key), value=node)
+            if not any(f == r.at and t == r.next for link in self.links for _, f, t in link.directions()):
+                raise fail(f'has no link from "{r.at}" to it', at=("routes", i, "next"), value=r.next)
+        return self
+
+    def node_names(self) -> list[str]:
+        return list(self.nodes)
+
+    def to_json(self) -> dict[str, Any]:
+        links = []
+        for link in self.links:
+            for name, f, t in link.directions():
+                links.append(
+                    {"name": name, "from": f, "to": t, **link_json(link.rate, link.delay, link.queue, link.loss, link.monitor)}
+                )
+        return {
+            "kind": "graph",
+            "nodes": list(self.nodes),
+            "links": links,
+            "routes": [{"at": r.at, "dst": r.dst, "next": r.next} for r in self.routes],
+        }
+
+    def describe(self) -> str:
+        n = sum(len(link.directions()) for link in self.links)
+        mon = [name for link in self.links if link.monitor for name, _, _ in link.directions()]
+        return f"graph, {len(self.nodes)} nodes, {n} links" + (f", monitored: {', '.join(mon)}" if mon else "")
+
+
+Topology = tagged(Dumbbell, ParkingLot, Graph)
+"""Any topology, chosen by ``kind``."""
