@@ -32,8 +32,9 @@ def _fmt_pct(x: float) -> str:
 def flow_table(run, title: str) -> Table:
     """The per-flow table ``ccbench run`` prints."""
     t = Table(title=title, title_justify="left")
-    for col in ("flow", "transport", "throughput", "loss", "delay p50 ms", "p95 ms", "p99 ms", "max ms"):
-        t.add_column(col, justify="left" if col in ("flow", "transport") else "right")
+    t.caption = "delay = t_deliver - t_write per message, in ms"
+    for col in ("flow", "transport", "goodput", "loss", "p50", "p95", "p99", "max"):
+        t.add_column(col, justify="left" if col in ("flow", "transport") else "right", no_wrap=True)
     for r in run.flows.itertuples(index=False):
         transport = r.transport if not getattr(r, "cc", "") else f"{r.transport}/{r.cc}"
         t.add_row(
