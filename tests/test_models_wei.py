@@ -65,7 +65,9 @@ def test_fig35_corner_values():
     #   = 1 - 0.96875^32 = 1 - exp(32 ln 0.96875) = 1 - exp(-1.015962) = 1 - 0.362055 = 0.637945
     assert c["B_pacing"] == pytest.approx(0.637945, abs=1e-6)
     # the brief's "pacing about 0.64, RED about 0.63"
-    assert round(c["B_pacing"], 2) == 0.64 and round(c["C_red"], 2) == 0.63
+    assert abs(c["B_pacing"] - 0.64) < 0.005 and abs(c["C_red"] - 0.63) < 0.01
+    # and all three spread corners stay below the thesis's "0.65"
+    assert max(c["B_pacing"], c["C_red"], c["both_spread"]) < 0.65
 
 
 def test_paced_asymptotics_match_general_model():
