@@ -108,7 +108,8 @@ def _user_path(loc: tuple, data: Any, keep_last: bool) -> str:
         elif isinstance(cur, list) and isinstance(elem, int) and 0 <= elem < len(cur):
             item = cur[elem]
             name = item.get("name") if isinstance(item, dict) else None
-            if isinstance(name, str) and _NAME_OK.match(name):
+            same = sum(1 for x in cur if isinstance(x, dict) and x.get("name") == name)
+            if isinstance(name, str) and _NAME_OK.match(name) and same == 1:
                 parts.append(f".{name}")
             else:
                 parts.append(f"[{elem}]")
@@ -167,9 +168,9 @@ def _message(err: dict) -> tuple[str, bool, Any]:
         limit = next(iter(ctx.values()), "?")
         return f"is out of range (accepted: a number {bounds[typ]} {limit})", False, inp
     if typ == "too_short":
-        return f"is too short (accepted: at least {ctx.get('min_length')} items)", False, inp
+        return f"is too short (accepted: at least {ctx.get('min_length')} entries)", False, inp
     if typ == "too_long":
-        return f"is too long (accepted: at most {ctx.get('max_length')} items)", False, inp
+        return f"is too long (accepted: at most {ctx.get('max_length')} entries)", False, inp
     msg = str(err.get("msg", typ)).replace("\n", " ")
     if msg.startswith("Value error, "):
         msg = msg[len("Value error, ") :]

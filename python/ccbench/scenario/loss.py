@@ -31,7 +31,7 @@ class _Loss(Table):
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"kind": self.kind}  # type: ignore[attr-defined]
-        for name in self.model_fields:
+        for name in type(self).model_fields:
             if name != "kind" and name in self.model_fields_set:
                 out[name] = getattr(self, name)
         return out

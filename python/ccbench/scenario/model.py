@@ -246,8 +246,8 @@ def _place_dumbbell(topo: Dumbbell, flows: list[Flow]) -> tuple[list[ResolvedFlo
             f = flows[i]
             how = "is given" if f.pair is not None or f.src is not None else "would get its own"
             raise fail(
-                f"needs pair {p} ({how}) but topology.pairs = {pairs} (accepted: raise pairs, or give flows "
-                f"sharing a pair the same pair = 0 .. {pairs - 1})",
+                f"needs pair {p} ({how}) but topology.pairs = {pairs} (accepted: topology.pairs >= {p + 1}, "
+                f"or pair = 0 .. {pairs - 1} to share a pair with other flows)",
                 at=("flows", i, "pair" if f.pair is not None else "name"),
                 value=f.pair if f.pair is not None else name,
             )
