@@ -184,7 +184,8 @@ impl Simulation {
     pub fn run(&mut self, progress: &mut dyn FnMut(f64) -> bool) -> RunStats {
         let mut until_report: u32 = 1 << 18;
         while let Some(t) = self.events.peek_time() {
-            if t > self.end_ns {
+            // The run covers [0, duration): an event exactly at the end does not run.
+            if t >= self.end_ns {
                 break;
             }
             let (t, ev) = self.events.pop().expect("peeked");
@@ -338,7 +339,7 @@ impl Simulation {
             return;
         }
         let emit = flow.app.emit(self.now, &mut flow.app_rng);
-        if emit.next_wake < flow.stop_ns.min(self.end_ns.saturating_add(1)) {
+        if emit.next_wake < flow.stop_ns.min(self.end_ns) {
             self.events.schedule(emit.next_wake, Event::AppWake(f));
         }
         self.send_message(f, emit.bytes);
