@@ -267,9 +267,24 @@ def test_vegas_packet_level_enters_and_stays_in_bounds(c, d, alpha, w0):
         assert np.all(w[J:] == round(bd["w_star"]))
 
 
+def test_vegas_packet_level_delayed_ack_spacing():
+    # thesis footnote: with delayed ACK tau_{k+1} = tau_k + 2w; the proofs still hold
+    bd = wei_fast.vegas_equilibrium_bounds(1234.5, 0.0731, 47.3)
+    tr = wei_fast.vegas_packet_level(1234.5, 0.0731, 47.3, w0=2, n_packets=40_000, decision_spacing="2w")
+    w = tr.window_at_send_pkts[len(tr.window_at_send_pkts) // 2:]
+    assert np.all((w > bd["window"][0]) & (w < bd["window"][1]))
+    # decisions are about twice as far apart as with the default spacing
+    gaps = np.diff(tr.decision_packets[-10:])
+    assert np.all(gaps >= 2 * 93)
+
+
 def test_vegas_packet_level_errors():
     with pytest.raises(ValueError, match="d=0.0001"):
         wei_fast.vegas_packet_level(1000, 1e-4, 60)
+    with pytest.raises(ValueError, match="n_packets=0"):
+        wei_fast.vegas_packet_level(1000, 0.05, 60, n_packets=0)
+    with pytest.raises(ValueError, match="steps=-1"):
+        wei_fast.vegas_iterate(1, 1000, 0.05, 60, steps=-1)
     with pytest.raises(ValueError, match="decision_spacing='3w'"):
         wei_fast.vegas_packet_level(1000, 0.05, 60, decision_spacing="3w")
 

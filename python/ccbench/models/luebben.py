@@ -42,7 +42,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, List, Optional, Sequence
+from typing import Annotated, List, Optional
 
 import numpy as np
 import typer

@@ -191,6 +191,8 @@ def vegas_iterate(w0: int, c: float, d: float, alpha: float, steps: int = 1000, 
     c, d, alpha = _pos("c", c), _pos("d", d), _pos("alpha", alpha)
     if not (isinstance(w0, (int, np.integer)) and w0 >= 1):
         raise ValueError(f"w0={w0!r} is invalid: expected an integer window >= 1 [packets]")
+    if not (isinstance(steps, (int, np.integer)) and steps >= 0):
+        raise ValueError(f"steps={steps!r} is invalid: expected an integer >= 0")
     w = np.empty(steps + 1)
     b = np.empty(steps + 1)
     cur = int(w0)
@@ -234,6 +236,8 @@ def vegas_packet_level(c: float, d: float, alpha: float, *, w0: int = 1, n_packe
         raise ValueError(f"w0={w0!r} is invalid: expected an integer window >= 1 [packets]")
     if decision_spacing not in ("w", "2w"):
         raise ValueError(f"decision_spacing={decision_spacing!r} is invalid: expected 'w' or '2w'")
+    if not (isinstance(n_packets, (int, np.integer)) and n_packets >= 1):
+        raise ValueError(f"n_packets={n_packets!r} is invalid: expected an integer >= 1")
     n = int(n_packets)
     s = np.zeros(n)
     a = np.zeros(n)

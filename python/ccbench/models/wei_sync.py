@@ -193,8 +193,9 @@ def fairness_convergence_lower_bound(lam, mean_window_pkts: float, *, unit: str 
     F >= max{0, [log 0.2 - log(1 - 1/(2-lambda))] / log(1 - lambda/2) * lambda W / 2},
     W = (cd+B)/N the mean window at a loss event [packets].
 
-    ``lam`` in [0, 1] (vectorised); lambda = 0 returns the limit log(0.4)/(-1/2)... i.e.
-    2 ln(2.5) W / 2 = ln(2.5) W; lambda = 1 gives 0. Unit: see module docstring.
+    ``lam`` in [0, 1] (vectorised). At lambda = 0 the number of loss events diverges like
+    ln(2.5)/(lambda/2) while the epoch shrinks like lambda W/2, so F is the limit ln(2.5) W
+    (~916 RTTs for W = 1000); for lambda >= 0.75 the bound is 0. Unit: see module docstring.
     """
     if unit not in _F_UNITS:
         raise ValueError(f"unit={unit!r} is invalid: expected one of {_F_UNITS}")
