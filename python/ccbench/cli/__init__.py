@@ -10,7 +10,7 @@ import sys
 
 import typer
 
-from ccbench.cli import bench, run
+from ccbench.cli import bench, plot, run
 
 app = typer.Typer(
     name="ccbench",
@@ -31,6 +31,7 @@ app = typer.Typer(
 )
 
 run.register(app)
+plot.register(app)
 bench.register(app)
 
 
