@@ -40,6 +40,10 @@ Modelling choices (documented, each with a keyword switch):
 * ``p = 0`` is accepted (no losses): E[d_ss] = d, no loss and no congestion-avoidance
   time.
 * Loss in both directions is ``p`` unless ``p_reverse`` is given (handshake only).
+* The timeout probability of the first loss uses min(E[W_ss], W_max) as the window
+  (the paper writes Q(p, E[W_ss]); with a receiver limit the window cannot exceed
+  W_max).
+* T0 defaults to 4 x RTT when not given (the paper uses measured T0 values).
 """
 
 from __future__ import annotations

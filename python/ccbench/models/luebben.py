@@ -302,8 +302,7 @@ def cli_window(
     except ValueError as e:
         raise typer.BadParameter(str(e))
     table = Table(title=f"Static window, C={capacity_mbps:g} Mbit/s, T={delay_ms:g} ms (RTT {2 * delay_ms:g} ms)")
-    for col in ("w [kbit]", "min(w/RTT, C) [Mbit/s]", "estimate: long-term rate [Mbit/s]", "estimate: latency [ms]",
-                "probe rates accepted"):
+    for col in ("w [kbit]", "min(w/RTT,C) [Mbit/s]", "est. rate [Mbit/s]", "est. latency [ms]", "rates"):
         table.add_column(col, justify="right")
     for wk, lt, est in rows:
         table.add_row(f"{wk:g}", f"{lt / 1e6:.3f}", f"{est.long_term_rate_bps / 1e6:.3f}", f"{est.latency_s * 1e3:.3f}",
@@ -315,8 +314,9 @@ def cli_window(
         for wk, S, Se in curves:
             ax.plot(t, S / 1e6, label=f"S_app, w={wk:g} kbit")
             ax.plot(t, Se / 1e6, "--", label=f"estimate, w={wk:g} kbit")
-        ax.set_xlim(0, min(t[-1], 10 * 2 * T))
-        ax.set_ylim(0, None)
+        x_hi = min(t[-1], 10 * 2 * T)
+        ax.set_xlim(0, x_hi)
+        ax.set_ylim(0, 1.05 * max(float(np.max(S[t <= x_hi])) for _, S, _ in curves))
         ax.set_xlabel("t [s]")
         ax.set_ylabel("service [Mbit]")
         ax.legend(fontsize=8)
