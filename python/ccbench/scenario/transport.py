@@ -59,6 +59,18 @@ def _mss(value: Any) -> int:
 Mss = Annotated[int, PlainValidator(_mss), PlainSerializer(lambda v: v, return_type=int)]
 """Maximum segment size in bytes: ``1448`` or ``"1448B"``."""
 
+def _pacing(value: Any) -> Union[bool, str]:
+    from pydantic_core import PydanticCustomError
+
+    if isinstance(value, bool) or (isinstance(value, str) and _IDENT.match(value)):
+        return value
+    raise PydanticCustomError(
+        "ccbench_unit", "{text}", {"text": 'is not a pacing setting (accepted: true, false, or a pacing mode name, e.g. "fq")'}
+    )
+
+
+Pacing = Annotated[Union[bool, str], PlainValidator(_pacing)]
+
 Param = Union[bool, int, float, str]
 
 
@@ -163,7 +175,7 @@ class Tcp(Table):
     recovery: Optional[Literal["prr", "rate-halving"]] = None
     slow_start_after_idle: Optional[bool] = None
     #: true/false, or a pacing mode name the simulator knows.
-    pacing: Optional[Union[bool, str]] = None
+    pacing: Optional[Pacing] = None
     min_rto: Optional[Duration] = None
     max_rto: Optional[Duration] = None
     initial_rto: Optional[Duration] = None
