@@ -597,3 +597,57 @@ def test_missing_file_is_a_scenario_error(tmp_path):
 def test_simulator_accepts_example_configs(path):
     core = pytest.importorskip("ccbench._core")
     core.validate(json.dumps(load_scenario(path).to_sim_config()))
+
+
+def test_round_trip_of_a_scenario_using_most_options():
+    text = """
+[run]
+duration = "1.5s"
+seed = 42
+seeds = 2
+queue_sample = "1ms"
+state_sample = "0s"
+state_on_change = true
+
+[topology]
+kind = "parking_lot"
+hops = 3
+rate = "10Mbit"
+delay = "2.5ms"
+queue = { kind = "fq_codel", target = "2ms", ce_threshold = "500us" }
+loss = { kind = "gilbert_elliott", p_gb = 0.001, p_bg = 0.5 }
+per_hop = [ {}, { rate = "5Mbit", queue = { kind = "pie" } }, { loss = { kind = "trace", indices = [3, 4] } } ]
+reverse = { rate = "100Mbit" }
+access = { rate = "1Gbit", delay = "1ms" }
+
+[[flows]]
+name = "long"
+path = "long"
+transport = { kind = "tcp", cc = { name = "bbr", probe_rtt_mode = "v1" }, pacing = true, min_rto = "1s", mss = "1448B" }
+app = { kind = "bulk", bytes = "10MB" }
+stop = "1s"
+
+[[flows]]
+name = "noise"
+src = "x1_src"
+dst = "x1_dst"
+count = 2
+transport = { kind = "udp", header = "28B" }
+app = { kind = "onoff", size = "1200B", peak_rate = "20Mbit", on = { dist = "pareto", mean = "100ms", shape = 1.2 }, off = { dist = "exponential", mean = "400ms" } }
+"""
+    scn = loads_scenario(text)
+    again = loads_scenario(scn.dumps())
+    assert again == scn and again.dumps() == scn.dumps()
+    cfg = scn.to_sim_config()
+    assert cfg == again.to_sim_config()
+    assert scn.flow_names() == ["long", "noise[0]", "noise[1]"]
+    hops = cfg["topology"]["hop_links"]
+    assert [h["queue"]["kind"] for h in hops] == ["fq_codel", "pie", "fq_codel"]
+    assert hops[0]["queue"]["ce_threshold_ns"] == 500_000 and hops[0]["delay_ns"] == 2_500_000
+    assert [h["loss"]["kind"] for h in hops] == ["gilbert_elliott", "gilbert_elliott", "trace"]
+    assert all(r["rate_bps"] == 100_000_000 for r in cfg["topology"]["reverse_links"])
+    long = cfg["flows"][0]
+    assert long["transport"] == {"kind": "tcp", "mss": 1448, "pacing": True, "min_rto_ms": 1000,
+                                 "cc": {"name": "bbr", "params": {"probe_rtt_mode": "v1"}}}
+    assert cfg["flows"][1]["transport"] == {"kind": "udp", "header_bytes": 28}
+    assert (cfg["seed"], cfg["state_sample_ns"], cfg["state_on_change"]) == (42, 0, True)
