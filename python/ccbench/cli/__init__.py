@@ -22,7 +22,7 @@ app = typer.Typer(
         "Examples:\n\n"
         "  ccbench run examples/adsl1_voip.toml --seed 1 --out runs/adsl\n\n"
         "  ccbench validate examples/adsl1_voip.toml\n\n"
-        "  ccbench model pftk --rtt 100ms --loss 0.01\n\n"
+        "  ccbench model pftk --rtt-ms 100 --loss 0.01\n\n"
         "  ccbench bench"
     ),
     no_args_is_help=True,
