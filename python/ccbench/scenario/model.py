@@ -24,7 +24,7 @@ from typing import Any, Optional
 from pydantic import Field, PrivateAttr, ValidationError, model_validator
 
 from .base import Table
-from .errors import ScenarioError, fail, from_validation_error
+from .errors import fail, from_validation_error
 from .flows import Flow, ResolvedFlow
 from .topology import Dumbbell, Graph, ParkingLot, Topology
 from .units import Duration, PositiveDuration, format_duration
