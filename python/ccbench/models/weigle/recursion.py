@@ -136,22 +136,28 @@ def build_chain(params: WeigleParams) -> Chain:
     th_ss_to = np.maximum(proto.to_ss_s(js), 1.0)
     th_ss_dup = np.maximum(proto.dup_ss_s(js), 1.0) if proto.dup_to_slow_start else np.ones(0)
     allth = np.concatenate([cand, th_ss_to, th_ss_dup])
-    ent = np.unique(np.round(allth[allth > 1.0 + 1e-12], 12))
-    c_entry = np.ceil(ent - 1e-9).astype(np.int64)
+    window_exit = params.exit_mode == "window"
+    if window_exit:
+        # Eq. 7: the slow-start path from (1, s) depends on s only through c = ceil(s)
+        c_entry = np.arange(2, cmax + 1, dtype=np.int64)
+        ent = c_entry.astype(float)
+        exit_pt = np.minimum(ent, K)
+    else:
+        ent = np.unique(np.round(allth[allth > 1.0 + 1e-12], 12))
+        c_entry = np.ceil(ent - 1e-9).astype(np.int64)
+        exit_pt = np.minimum(ent, K)
     if np.any(c_entry > cmax):
         raise ValueError("slow-start threshold above the slow-start depth; not supported")
-    if params.exit_mode == "window":
-        exit_pt = np.minimum(c_entry.astype(float), K)
-    else:
-        exit_pt = np.minimum(ent, K)
     exit_lo, exit_wt = round_weights(exit_pt, grid)
 
     def entry_index(th: np.ndarray) -> np.ndarray:
         """Index into the entry vector; thresholds <= 1 map to the CA(1) slot (= len(ent))."""
         th = np.round(np.asarray(th, dtype=float), 12)
-        idx = np.searchsorted(ent, th)
-        idx = np.where(th > 1.0 + 1e-12, idx, ent.size)
-        return idx
+        if window_exit:
+            idx = np.ceil(th - 1e-9).astype(np.int64) - 2
+        else:
+            idx = np.searchsorted(ent, th)
+        return np.where(th > 1.0 + 1e-12, idx, ent.size)
 
     init = int(entry_index(np.array([L]))[0])
     chain = Chain(params=params, protocol=proto, grid=grid, t_to=t_to, c_max=cmax,
@@ -190,6 +196,7 @@ class TransferTime:
     n_states: int
     t_to: float
     seconds: float
+    solver: str = "doubling"
 
     @property
     def n(self) -> np.ndarray:
@@ -242,8 +249,7 @@ def _solver_matrices(ch: Chain):
         Pd = sp.csr_matrix((N, N))
     I = sp.identity(N, format="csr")
     A = (I - Pd)
-    block = sp.bmat([[A, None], [-(sp.diags(2 * a) + 2 * rtt * Pd), A]], format="csc")
-    lu = spla.splu(block, permc_spec="NATURAL")
+    block = sp.bmat([[Pd, None], [sp.diags(2 * a) + 2 * rtt * Pd, Pd]], format="csr")
     # rhs = c_rhs + M_rhs @ Y
     slo, swt = ch.extras["succ"]
     to = ch.extras["ca_to"]
@@ -301,131 +307,240 @@ def _solver_matrices(ch: Chain):
     M_x = sp.csr_matrix((np.r_[1 - wt, wt, 1 - wt, wt],
                          (np.r_[me, me, me + m, me + m], np.r_[lo, _hi(lo, N), lo + N, _hi(lo, N) + N])),
                         shape=(2 * m, 2 * N))
-    return dict(lu=lu, M_rhs=M_rhs, c_rhs=c_rhs, M_b=M_b, c_b=c_b, M_x=M_x, u=u, v=v, ny=ny)
+    M_x = sp.hstack([M_x, sp.csr_matrix((2 * m, ny - 2 * N))])
+    M_out = sp.vstack([M_b, M_x], format="csr")
+    c_out = np.r_[c_b, np.zeros(2 * m)]
+    return dict(block=block, M_rhs=M_rhs, c_rhs=c_rhs, M_out=M_out, c_out=c_out, u=u, v=v, ny=ny)
+
+
+try:  # raw kernel: out += A @ x without scipy's per-call checks
+    from scipy.sparse._sparsetools import csr_matvec as _csr_matvec
+except Exception:  # pragma: no cover - fallback for other scipy layouts
+    _csr_matvec = None
+
+
+def _matvec_into(A: sp.csr_matrix, x: np.ndarray, out: np.ndarray) -> None:
+    """``out += A @ x``."""
+    if _csr_matvec is not None:
+        _csr_matvec(A.shape[0], A.shape[1], A.indptr, A.indices, A.data, x, out)
+    else:
+        out += A @ x
+
+
+SOLVERS = ("auto", "lu", "doubling")
+
+
+class _LossSolver:
+    """Exact solve of the per-level CA system ``(I - B) x = r`` (Eqs. 9 and 16 together).
+
+    ``B = [[P_dup, 0], [2 alpha + 2 RTT P_dup, P_dup]]`` is lower triangular up to its
+    diagonal (every loss lowers the window except the self-loop at w = 1), so with
+    ``Q = (I - D)^{-1} (B - D)`` strictly lower and nilpotent:
+    ``x = (I + Q^(2^(k-1))) ... (I + Q^2)(I + Q) (I - D)^{-1} r`` -- exact after
+    ``k = ceil(log2(depth + 1))`` factors ("doubling").  ``"lu"`` reuses one sparse
+    LU factorisation (SuperLU) instead.
+    """
+
+    def __init__(self, block: sp.csr_matrix, method: str = "auto"):
+        if method not in SOLVERS:
+            raise ValueError(f"solver={method!r} is not supported; accepted: {', '.join(SOLVERS)}")
+        n = block.shape[0]
+        dg = block.diagonal()
+        self.inv_diag = 1.0 / (1.0 - dg)
+        facs = []
+        if method in ("auto", "doubling"):
+            Q = (sp.diags(self.inv_diag) @ (block - sp.diags(dg))).tocsr()
+            Q.eliminate_zeros()
+            total = 0
+            while Q.nnz and len(facs) < 40:
+                facs.append(Q)
+                total += Q.nnz
+                if method == "auto" and total > 30 * n:
+                    facs = None
+                    break
+                Q = (Q @ Q).tocsr()
+                Q.eliminate_zeros()
+        if method == "lu" or facs is None:
+            self.method = "lu"
+            self.lu = spla.splu((sp.identity(n, format="csc") - block).tocsc(), permc_spec="NATURAL")
+            self.facs = []
+        else:
+            self.method = "doubling"
+            self.facs = facs
+        self.tmp = np.empty(n)
+
+    def solve(self, r: np.ndarray, out: np.ndarray) -> None:
+        if self.method == "lu":
+            out[:] = self.lu.solve(r)
+            return
+        np.multiply(r, self.inv_diag, out=out)
+        tmp = self.tmp
+        for Q in self.facs:
+            tmp.fill(0.0)
+            _matvec_into(Q, out, tmp)
+            out += tmp
 
 
 def transfer_time(params: WeigleParams, n: int, *, early_stop: bool = False, eps: float = 1e-12,
-                  chain: Chain | None = None) -> TransferTime:
+                  solver: str = "auto", chain: Chain | None = None) -> TransferTime:
     """Mean and variance of T_1..T_n for a transfer starting in ``(W, S) = (1, L)``.
 
     Implements the mean recursion Eqs. (9)-(11) with initial condition
     ``tau_0 = 0`` and the second-moment recursion Eqs. (16)-(18);
     ``V(n) = sigma_n(1, L) - tau_n(1, L)^2``.  The per-level linear systems (the
-    paper solves them by the Eq. (12) contraction) are solved exactly: a reused
-    sparse LU for the CA states and a closed-form slow-start path sum.
+    paper iterates the Eq. (12) contraction) are solved exactly: see
+    :class:`_LossSolver` (``solver="doubling"``, ``"lu"`` or ``"auto"``) for the
+    congestion-avoidance states and a closed-form slow-start path sum.
 
     With ``early_stop=True`` the recursion stops at ``N_eps``, the first ``n`` with
-    ``|psi_n - psi_{n-1}| < eps`` (Section 6; ``psi_n = tau_n - tau_{n-1}``, the
+    ``|psi_n - psi_{n-1}| < eps`` (Section 6; ``psi_n = tau_n - tau_{n-1}``; the
     absolute value is a documented correction), and ``tau`` and ``V`` are extended
-    linearly: ``tau_m = tau_N + psi_N (m - N)``, ``V_m = V_N + (V_N - V_{N-1})(m - N)``.
+    linearly: ``tau_m = tau_N + psi_N (m - N)``, ``V_m = V_N + (V_N - V_{N-1})(m - N)``
+    (the paper gives no rule for V; linear growth is the Markov-renewal CLT rate).
     """
-    if int(n) != n or n < 1:
+    if isinstance(n, bool) or int(n) != n or n < 1:
         raise ValueError(f"n={n!r} is invalid; accepted: an integer number of segments >= 1")
+    if not (eps > 0):
+        raise ValueError(f"eps={eps!r} is invalid; accepted: a positive tolerance in seconds")
     n = int(n)
     t_start = time.perf_counter()
     ch = build_chain(params) if chain is None else chain
     mats = _solver_matrices(ch)
     N = ch.grid.size
     m = ch.s_entry.size
-    cm = ch.c_max
-    H = cm + 1
+    C = ch.c_max
     E0, E1 = 2 * N, 2 * N + m + 1
+    window_exit = params.exit_mode == "window"
     # slow-start path constants (index = window)
     q_ss = 1.0 - (ch.pL_ss + ch.pT_ss)
-    Pi = np.zeros(cm + 1)
+    Pi = np.zeros(C + 1)
     Pi[1] = 1.0
-    for jj in range(2, cm + 1):
+    for jj in range(2, C + 1):
         Pi[jj] = Pi[jj - 1] * q_ss[jj - 1]
-    Pi2 = np.repeat(Pi[:, None], 2, axis=1)
-    a_ss = ch.alpha_ss.copy()
+    a_ss = ch.alpha_ss
     Acum = np.concatenate([[0.0], np.cumsum(a_ss)])[:-1]  # Acum[c] = sum_{i<c} alpha(i)
     ce = ch.c_entry
-    ce1 = ce - 1
-    Pi_e = Pi[ce]
-    A_e = Acum[ce]
-    # rings
-    D = np.zeros((H * (cm + 1), 2))              # anti-diagonal rows of b history, skewed
-    jb = np.arange(2, cm)
-    baseD = jb * (cm + 1) + jb
-    Z = np.zeros((H * m, 2)) if m else np.zeros((0, 2))   # CA values at exit points, skewed by lag
-    baseZ = ce1 * m + np.arange(m)
-    HD, HZ = H * (cm + 1), H * m
+    Pi_e, A_e = Pi[ce], Acum[ce]
+    Pi_row = Pi[1:C].copy()              # windows 1..C-1 along an anti-diagonal
+    # level-major history buffers (row = level), compacted when full
+    W = C + 1                            # row width (column = window 0..C)
+    HB = max(4 * C, 256) + 1
+    Bt = np.zeros(HB * W)
+    Bs = np.zeros(HB * W)
+    if window_exit:
+        Xt = np.zeros(HB * W)
+        Xs = np.zeros(HB * W)
+    else:
+        Xt = np.zeros(HB * m)
+        Xs = np.zeros(HB * m)
+        x_off = np.arange(m) - (ce - 1) * m
+    # solver and matrices
+    lossolve = _LossSolver(mats["block"], solver)
+    M_rhs, c_rhs, M_out, c_out = mats["M_rhs"], mats["c_rhs"], mats["M_out"], mats["c_out"]
+    nj = max(C - 2, 0)
     # window-1 constants
     pL1, pT1, a1 = float(ch.pL[0]), float(ch.pT[0]), float(ch.alpha[0])
     p1 = pL1 + pT1
     q1 = 1.0 - p1
     u1, v1 = float(mats["u"][0]), float(mats["v"][0])
     k1 = a1 + ch.t_to * pT1 + params.rtt_s * pL1
+    kb1 = 2.0 * (ch.t_to * pT1 + params.rtt_s * pL1)
     slo, swt = ch.extras["succ"]
     s1lo, s1w = int(slo[0]), float(swt[0])
     s1hi = min(s1lo + 1, N - 1)
-    lu_solve = mats["lu"].solve
-    M_rhs, c_rhs, M_b, c_b, M_x = mats["M_rhs"], mats["c_rhs"], mats["M_b"], mats["c_b"], mats["M_x"]
     Y = np.zeros(mats["ny"])
-    nj = jb.size
+    rhs = np.empty(2 * N)
+    xca = np.empty(2 * N)
+    outv = np.empty(M_out.shape[0])
+    prod = np.empty((2, C - 1))
+    Sfull = np.empty((2, C - 1))
+    ASfull = np.zeros(C - 1)
+    a_row2 = a_ss[2:C].copy()
+    tmpa = np.empty(max(C - 2, 0))
+    ce2 = ce - 2
     mean = np.empty(n)
     second = np.empty(n)
     init = ch.initial_entry
+    it = E0 + init if init >= 0 else E0 + m
+    is_ = E1 + init if init >= 0 else E1 + m
     n_eps = None
-    psi_prev = None
     done = n
-    tau_prev0 = 0.0
-    tmp_b = np.empty((nj, 2))
-    tmp_x = np.empty((m, 2))
+    r = C                                # current row; rows < r hold levels lev-1, lev-2, ... (zeros: <= 0)
+    psi_prev = None
     for lev in range(1, n + 1):
-        # (a) CA(1) closed form (all losses at window 1 return to window 1)
-        st = (1 - s1w) * Y[s1lo] + s1w * Y[s1hi]
-        ss = (1 - s1w) * Y[N + s1lo] + s1w * Y[N + s1hi]
+        # (a) CA(1) closed form (all losses at window 1 return to window 1; Eqs. 9, 16)
+        st = (1.0 - s1w) * Y[s1lo] + s1w * Y[s1hi]
+        ss = (1.0 - s1w) * Y[N + s1lo] + s1w * Y[N + s1hi]
         tau1 = u1 / q1 + st
         sig1 = (v1 + 2.0 * tau1 * k1 + q1 * ss) / q1
-        # (b) b_lev(1) into anti-diagonal row lev+1
-        r = ((lev + 1) % H) * (cm + 1)
-        D[r + 1, 0] = u1 + p1 * tau1
-        D[r + 1, 1] = v1 + 2.0 * (ch.t_to * pT1 + params.rtt_s * pL1) * tau1 + p1 * sig1
-        # (c) prefix sums along the anti-diagonal
+        rW = r * W
+        # (b) slow-start loss continuation at window 1, level lev
+        Bt[rW + 1] = u1 + p1 * tau1
+        Bs[rW + 1] = v1 + kb1 * tau1 + p1 * sig1
         if m:
-            cs = np.cumsum(D[r:r + cm + 1] * Pi2, axis=0)
-            AS = np.cumsum(a_ss * np.concatenate(([0.0], cs[:-1, 0])))
-            zr = (lev % H) * m
-            X = Z[zr:zr + m]
-            St = cs[ce1, 0]
-            Ss = cs[ce1, 1]
-            base_t = St + Pi_e * X[:, 0]
-            Y[E0:E0 + m] = base_t
-            Y[E1:E1 + m] = Ss + 2.0 * (A_e * base_t - AS[ce1]) + Pi_e * X[:, 1]
+            # (c) S_lev(c) = sum_{j<c} Pi(j) b_{lev+1-j}(j): anti-diagonal prefix sums (Eqs. 10/11, 17/18)
+            stop = rW + 1 - (C - 1) * C
+            np.multiply(Bt[rW + 1:stop if stop > 0 else None:-C], Pi_row, out=prod[0])
+            np.multiply(Bs[rW + 1:stop if stop > 0 else None:-C], Pi_row, out=prod[1])
+            np.cumsum(prod, axis=1, out=Sfull)          # Sfull[:, c-2] = S(c), c = 2..C
+            if C > 2:
+                np.multiply(a_row2, Sfull[0, :C - 2], out=tmpa)
+                np.cumsum(tmpa, out=ASfull[1:])         # ASfull[c-2] = sum_{i<c} alpha(i) S(i)
+            if window_exit:
+                xs = rW + 1 - C
+                xstop = xs - (C - 1) * C
+                Xtv = Xt[xs:xstop if xstop > 0 else None:-C]
+                Xsv = Xs[xs:xstop if xstop > 0 else None:-C]
+                St, Ss, AS = Sfull[0], Sfull[1], ASfull
+            else:
+                idx = r * m + x_off
+                Xtv, Xsv = Xt[idx], Xs[idx]
+                St, Ss, AS = Sfull[0, ce2], Sfull[1, ce2], ASfull[ce2]
+            Et = Y[E0:E0 + m]
+            np.multiply(Pi_e, Xtv, out=Et)
+            Et += St
+            Es = Y[E1:E1 + m]
+            np.multiply(A_e, Et, out=Es)
+            Es -= AS
+            Es *= 2.0
+            Es += Ss
+            Es += Pi_e * Xsv
         Y[E0 + m] = tau1
         Y[E1 + m] = sig1
-        if init >= 0:
-            mean[lev - 1] = Y[E0 + init]
-            second[lev - 1] = Y[E1 + init]
-        else:
-            mean[lev - 1] = tau1
-            second[lev - 1] = sig1
-        # (d) CA levels: one LU solve for both moments
-        rhs = M_rhs @ Y
-        rhs += c_rhs
-        Y[:E0] = lu_solve(rhs)
-        # (e) b_lev(j), j >= 2, scattered to anti-diagonals lev + j
+        mean[lev - 1] = Y[it]
+        second[lev - 1] = Y[is_]
+        # (d) CA states at level lev: rhs from level lev-1 and the entries, exact loss solve
+        np.copyto(rhs, c_rhs)
+        _matvec_into(M_rhs, Y, rhs)
+        lossolve.solve(rhs, xca)
+        Y[:E0] = xca
+        # (e) b_lev(j), j >= 2, and CA_lev at the slow-start exit points
+        np.copyto(outv, c_out)
+        _matvec_into(M_out, Y, outv)
         if nj:
-            b = M_b @ Y
-            b += c_b
-            tmp_b[:, 0] = b[:nj]
-            tmp_b[:, 1] = b[nj:]
-            D[(lev * (cm + 1) + baseD) % HD] = tmp_b
-        # (f) CA_lev at exit points, scattered to rows lev + lag
+            Bt[rW + 2:rW + C] = outv[:nj]
+            Bs[rW + 2:rW + C] = outv[nj:2 * nj]
         if m:
-            x = M_x @ Y[:E0]
-            tmp_x[:, 0] = x[:m]
-            tmp_x[:, 1] = x[m:]
-            Z[(lev * m + baseZ) % HZ] = tmp_x
-        if early_stop:
-            psi = mean[lev - 1] - tau_prev0
-            if psi_prev is not None and lev >= 3 and abs(psi - psi_prev) < eps:
+            if window_exit:
+                Xt[rW + 2:rW + 2 + m] = outv[2 * nj:2 * nj + m]
+                Xs[rW + 2:rW + 2 + m] = outv[2 * nj + m:]
+            else:
+                Xt[r * m:(r + 1) * m] = outv[2 * nj:2 * nj + m]
+                Xs[r * m:(r + 1) * m] = outv[2 * nj + m:]
+        # next row; compact the history (keep the last C-1 levels)
+        r += 1
+        if r == HB:
+            keep = C
+            for buf, width in ((Bt, W), (Bs, W), (Xt, W if window_exit else m), (Xs, W if window_exit else m)):
+                buf[:keep * width] = buf[(HB - keep) * width:HB * width]
+            r = keep
+        if early_stop and lev >= 2:
+            psi = mean[lev - 1] - mean[lev - 2]
+            if psi_prev is not None and abs(psi - psi_prev) < eps:
                 n_eps = lev
                 done = lev
                 break
             psi_prev = psi
-            tau_prev0 = mean[lev - 1]
     var = second[:done] - mean[:done] ** 2
     mean_out = mean[:done]
     if done < n:
@@ -434,11 +549,12 @@ def transfer_time(params: WeigleParams, n: int, *, early_stop: bool = False, eps
         dv = var[-1] - var[-2]
         mean_out = np.concatenate([mean_out, mean_out[-1] + psi * k])
         var = np.concatenate([var, var[-1] + dv * k])
-    elif early_stop is False:
+    elif not early_stop:
         n_eps = find_n_eps(mean_out, eps)
     return TransferTime(params=params, mean_s=mean_out, var_s2=var, n_computed=done, n_eps=n_eps, eps=eps,
                         grid_step=float(ch.grid[1] - ch.grid[0]) if N > 1 else 0.0,
-                        n_states=ch.n_states, t_to=ch.t_to, seconds=time.perf_counter() - t_start)
+                        n_states=ch.n_states, t_to=ch.t_to, seconds=time.perf_counter() - t_start,
+                        solver=lossolve.method)
 
 
 def find_n_eps(mean_s: np.ndarray, eps: float = 1e-12) -> int | None:
