@@ -1,4 +1,314 @@
-//! Placeholder replaced by the TCP sender branch.
+//! TCP configuration: one struct for sender and receiver, every field defaulted to
+//! what a current Linux kernel does out of the box (sysctl defaults cited per field).
+//!
+//! There is no handshake in the simulator: a connection starts ESTABLISHED with both
+//! sides already agreeing on MSS, SACK, timestamps and ECN as configured here.
+
+use crate::error::ConfigError;
+use crate::tcp::cc;
 use serde::{Deserialize, Serialize};
-#[derive(Clone, Debug, Serialize, Deserialize, Default)]
-pub struct TcpConfig {}
+use std::collections::BTreeMap;
+
+/// How cwnd is brought down during fast recovery and ECN-triggered CWR.
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum RecoveryMode {
+    /// Proportional Rate Reduction (RFC 6937), Linux >= 3.2 `tcp_cwnd_reduction`.
+    #[default]
+    Prr,
+    /// Linux 2.6-era rate halving (`tcp_cwnd_down`): cwnd drops by one segment every
+    /// second ACK until it reaches ssthresh/2, and never exceeds in-flight + 1.
+    RateHalving,
+}
+
+/// Which congestion control and its parameters.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct CcConfig {
+    /// Registered name (see [`cc::registry`]). Linux's default is `cubic`; until CUBIC
+    /// lands in this tree the default is `reno`.
+    #[serde(default = "default_cc_name")]
+    pub name: String,
+    /// Algorithm tunables by Linux module-parameter name; absent ones take Linux's
+    /// default.
+    #[serde(default)]
+    pub params: BTreeMap<String, serde_json::Value>,
+}
+
+fn default_cc_name() -> String {
+    "reno".to_string()
+}
+
+impl Default for CcConfig {
+    fn default() -> Self {
+        CcConfig { name: default_cc_name(), params: BTreeMap::new() }
+    }
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct TcpConfig {
+    /// Payload bytes per full segment. 1448 = 1500-byte MTU minus IP (20), TCP (20)
+    /// and the timestamps option (12), as Linux computes `mss_cache`.
+    #[serde(default = "d_mss")]
+    pub mss: u32,
+    /// Header bytes per packet (IP + TCP + options other than SACK).
+    #[serde(default = "d_header_bytes")]
+    pub header_bytes: u32,
+    /// Initial congestion window in segments (`TCP_INIT_CWND` = 10, RFC 6928).
+    #[serde(default = "d_init_cwnd")]
+    pub init_cwnd: u32,
+    /// Send buffer: bytes the application may have written and not yet had
+    /// acknowledged (`net.ipv4.tcp_wmem` max = 4194304).
+    #[serde(default = "d_sndbuf")]
+    pub sndbuf_bytes: u64,
+    /// Receive buffer (`net.ipv4.tcp_rmem` max = 6291456); used by the receiver.
+    #[serde(default = "d_rcvbuf")]
+    pub rcvbuf_bytes: u64,
+    /// Selective acknowledgements (`net.ipv4.tcp_sack` = 1).
+    #[serde(default = "d_true")]
+    pub sack: bool,
+    /// Duplicate SACK (`net.ipv4.tcp_dsack` = 1).
+    #[serde(default = "d_true")]
+    pub dsack: bool,
+    /// Nagle's algorithm (on unless the application sets `TCP_NODELAY`).
+    #[serde(default = "d_true")]
+    pub nagle: bool,
+    /// Receiver delays ACKs (Linux always does, outside quick-ack mode).
+    #[serde(default = "d_true")]
+    pub delayed_ack: bool,
+    /// Segments ACKed at once at the start of a connection (`TCP_MAX_QUICKACKS` = 16).
+    #[serde(default = "d_quickack")]
+    pub quickack_segments: u32,
+    /// RFC 3168 ECN. Linux's `tcp_ecn` = 2 only accepts ECN when the peer asks; an
+    /// actively opened connection does not use it, so the default is off.
+    #[serde(default)]
+    pub ecn: bool,
+    #[serde(default)]
+    pub recovery: RecoveryMode,
+    /// `net.ipv4.tcp_slow_start_after_idle` = 1.
+    #[serde(default = "d_true")]
+    pub slow_start_after_idle: bool,
+    /// Pace every flow at Linux's `tcp_update_pacing_rate` rate (as with the `fq`
+    /// qdisc). Off by default: Linux only paces with fq or when the CC asks (BBR).
+    #[serde(default)]
+    pub pacing: bool,
+    /// `TCP_RTO_MIN` = 200 ms.
+    #[serde(default = "d_min_rto")]
+    pub min_rto_ms: u64,
+    /// `TCP_RTO_MAX` = 120 s.
+    #[serde(default = "d_max_rto")]
+    pub max_rto_ms: u64,
+    /// `TCP_TIMEOUT_INIT` = 1 s (RFC 6298 §2.1), used until the first RTT sample.
+    #[serde(default = "d_initial_rto")]
+    pub initial_rto_ms: u64,
+    /// `TCP_DELACK_MIN` = 40 ms.
+    #[serde(default = "d_delack_min")]
+    pub delack_min_ms: u64,
+    /// `TCP_DELACK_MAX` = 200 ms.
+    #[serde(default = "d_delack_max")]
+    pub delack_max_ms: u64,
+    #[serde(default)]
+    pub cc: CcConfig,
+}
+
+fn d_mss() -> u32 {
+    1448
+}
+fn d_header_bytes() -> u32 {
+    52
+}
+fn d_init_cwnd() -> u32 {
+    10
+}
+fn d_sndbuf() -> u64 {
+    4_194_304
+}
+fn d_rcvbuf() -> u64 {
+    6_291_456
+}
+fn d_true() -> bool {
+    true
+}
+fn d_quickack() -> u32 {
+    16
+}
+fn d_min_rto() -> u64 {
+    200
+}
+fn d_max_rto() -> u64 {
+    120_000
+}
+fn d_initial_rto() -> u64 {
+    1000
+}
+fn d_delack_min() -> u64 {
+    40
+}
+fn d_delack_max() -> u64 {
+    200
+}
+
+impl Default for TcpConfig {
+    fn default() -> Self {
+        TcpConfig {
+            mss: d_mss(),
+            header_bytes: d_header_bytes(),
+            init_cwnd: d_init_cwnd(),
+            sndbuf_bytes: d_sndbuf(),
+            rcvbuf_bytes: d_rcvbuf(),
+            sack: true,
+            dsack: true,
+            nagle: true,
+            delayed_ack: true,
+            quickack_segments: d_quickack(),
+            ecn: false,
+            recovery: RecoveryMode::Prr,
+            slow_start_after_idle: true,
+            pacing: false,
+            min_rto_ms: d_min_rto(),
+            max_rto_ms: d_max_rto(),
+            initial_rto_ms: d_initial_rto(),
+            delack_min_ms: d_delack_min(),
+            delack_max_ms: d_delack_max(),
+            cc: CcConfig::default(),
+        }
+    }
+}
+
+/// Largest IP packet; MSS plus headers must fit.
+const MAX_IP_PACKET: u32 = 65_535;
+
+impl TcpConfig {
+    /// Checks every value; `field` is the dotted path of this struct in the scenario
+    /// (e.g. `flows.0.transport`), so errors name e.g. `flows.0.transport.mss`.
+    pub fn validate(&self, field: &str) -> Result<(), ConfigError> {
+        let f = |name: &str| format!("{field}.{name}");
+        if self.header_bytes < 40 || self.header_bytes > 120 {
+            return Err(ConfigError::new(
+                f("header_bytes"),
+                format!(
+                    "{} bytes cannot hold IP (20) + TCP (20) headers plus at most 80 option bytes; accepted: 40..=120",
+                    self.header_bytes
+                ),
+            ));
+        }
+        let max_mss = MAX_IP_PACKET - self.header_bytes;
+        if self.mss == 0 || self.mss > max_mss {
+            return Err(ConfigError::new(
+                f("mss"),
+                format!("MSS {} is not a usable segment size; accepted: 1..={max_mss} bytes", self.mss),
+            ));
+        }
+        if self.init_cwnd == 0 {
+            return Err(ConfigError::new(
+                f("init_cwnd"),
+                "initial window 0 would never send; accepted: 1 or more segments (Linux: 10)",
+            ));
+        }
+        if self.sndbuf_bytes < self.mss as u64 {
+            return Err(ConfigError::new(
+                f("sndbuf_bytes"),
+                format!(
+                    "send buffer {} B is smaller than one MSS ({} B); accepted: at least one MSS (Linux max: 4194304)",
+                    self.sndbuf_bytes, self.mss
+                ),
+            ));
+        }
+        if self.rcvbuf_bytes < self.mss as u64 {
+            return Err(ConfigError::new(
+                f("rcvbuf_bytes"),
+                format!(
+                    "receive buffer {} B is smaller than one MSS ({} B); accepted: at least one MSS (Linux max: 6291456)",
+                    self.rcvbuf_bytes, self.mss
+                ),
+            ));
+        }
+        if self.min_rto_ms == 0 {
+            return Err(ConfigError::new(f("min_rto_ms"), "0 ms; accepted: 1 ms or more (Linux: 200)"));
+        }
+        if self.max_rto_ms < self.min_rto_ms {
+            return Err(ConfigError::new(
+                f("max_rto_ms"),
+                format!("{} ms is below min_rto_ms ({} ms); accepted: >= min_rto_ms", self.max_rto_ms, self.min_rto_ms),
+            ));
+        }
+        if self.initial_rto_ms == 0 || self.initial_rto_ms > self.max_rto_ms {
+            return Err(ConfigError::new(
+                f("initial_rto_ms"),
+                format!("{} ms; accepted: 1..={} ms (max_rto_ms)", self.initial_rto_ms, self.max_rto_ms),
+            ));
+        }
+        if self.delack_min_ms == 0 || self.delack_max_ms < self.delack_min_ms {
+            return Err(ConfigError::new(
+                f("delack_min_ms"),
+                format!(
+                    "delayed-ACK bounds {}..{} ms; accepted: 1 <= delack_min_ms <= delack_max_ms",
+                    self.delack_min_ms, self.delack_max_ms
+                ),
+            ));
+        }
+        cc::validate(&self.cc, &f("cc"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_are_linux_and_valid() {
+        let c = TcpConfig::default();
+        assert_eq!((c.mss, c.header_bytes, c.init_cwnd), (1448, 52, 10));
+        assert_eq!((c.min_rto_ms, c.max_rto_ms, c.initial_rto_ms), (200, 120_000, 1000));
+        assert!(c.validate("tcp").is_ok());
+        let parsed: TcpConfig = serde_json::from_str("{}").unwrap();
+        assert_eq!(parsed, c);
+    }
+
+    #[test]
+    fn unknown_field_is_rejected_by_serde() {
+        assert!(serde_json::from_str::<TcpConfig>(r#"{"msss": 1000}"#).is_err());
+        assert!(serde_json::from_str::<TcpConfig>(r#"{"sndbuf_bytes": -1}"#).is_err());
+    }
+
+    #[test]
+    fn recovery_mode_parses_kebab_case() {
+        let c: TcpConfig = serde_json::from_str(r#"{"recovery": "rate-halving"}"#).unwrap();
+        assert_eq!(c.recovery, RecoveryMode::RateHalving);
+    }
+
+    #[test]
+    fn validation_names_field_value_and_accepted_range() {
+        let c = TcpConfig { mss: 0, ..Default::default() };
+        let e = c.validate("flows.0.tcp").unwrap_err();
+        assert_eq!(e.field, "flows.0.tcp.mss");
+        assert!(e.msg.contains("MSS 0") && e.msg.contains("1..=65483"), "{}", e.msg);
+
+        let c = TcpConfig { sndbuf_bytes: 0, ..Default::default() };
+        let e = c.validate("t").unwrap_err();
+        assert_eq!(e.field, "t.sndbuf_bytes");
+        assert!(e.msg.contains("0 B"));
+
+        let c = TcpConfig { rcvbuf_bytes: 0, ..Default::default() };
+        assert_eq!(c.validate("t").unwrap_err().field, "t.rcvbuf_bytes");
+    }
+
+    #[test]
+    fn unknown_cc_lists_registry() {
+        let c = TcpConfig { cc: CcConfig { name: "vegass".into(), params: BTreeMap::new() }, ..Default::default() };
+        let e = c.validate("t").unwrap_err();
+        assert_eq!(e.field, "t.cc.name");
+        assert!(e.msg.contains("vegass") && e.msg.contains("reno") && e.msg.contains("newreno"), "{}", e.msg);
+    }
+
+    #[test]
+    fn unknown_cc_param_lists_algorithm_params() {
+        let mut params = BTreeMap::new();
+        params.insert("beta".to_string(), serde_json::json!(0.7));
+        let c = TcpConfig { cc: CcConfig { name: "reno".into(), params }, ..Default::default() };
+        let e = c.validate("t").unwrap_err();
+        assert_eq!(e.field, "t.cc.params.beta");
+        assert!(e.msg.contains("reno") && e.msg.contains("no parameters"), "{}", e.msg);
+    }
+}

@@ -1,7 +1,20 @@
 //! TCP that behaves like Linux: sender, receiver, congestion control.
+//!
+//! The sender is sans-IO ([`sender::TcpSender`]): no clock, no event queue, no
+//! packets; the simulator passes `now` and carries [`Segment`]s.
 
+pub mod cc;
 pub mod config;
+pub mod minmax;
+pub mod rate;
+pub mod rtt;
+pub mod scoreboard;
 pub mod segment;
+pub mod sender;
 
-pub use config::TcpConfig;
+#[cfg(test)]
+mod tests;
+
+pub use config::{CcConfig, RecoveryMode, TcpConfig};
 pub use segment::{SackBlock, Segment, MAX_SACK_BLOCKS};
+pub use sender::{SenderState, SenderStats, TcpSender};

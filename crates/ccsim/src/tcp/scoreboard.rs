@@ -1,0 +1,306 @@
+//! The retransmission queue with per-segment SACK state: Linux's `tcp_rtx_queue` with
+//! the `TCPCB_SACKED_ACKED`, `TCPCB_LOST`, `TCPCB_SACKED_RETRANS` and
+//! `TCPCB_EVER_RETRANS` bits, and the counters derived from them
+//! (`sacked_out`, `lost_out`, `retrans_out`).
+//!
+//! Segments keep the boundaries of their first transmission (Linux may split or
+//! collapse skbs; with at most one MSS per segment this never matters here), so a
+//! segment is the unit of in-flight accounting, exactly one packet each.
+//!
+//! Every flag change goes through [`Scoreboard::set_flags`], which keeps the counters
+//! consistent; `tcp_packets_in_flight` is then `packets_out - (sacked_out + lost_out)
+//! + retrans_out`.
+//!
+//! Without SACK, `sacked_out` is Linux's duplicate-ACK estimate (`tcp_add_reno_sack`)
+//! and no segment carries the SACKED bit; the sender edits the counter directly.
+
+use crate::tcp::rate::TxRateInfo;
+use crate::time::Nanos;
+use std::collections::VecDeque;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct SegFlags {
+    /// SACKed by the receiver (`TCPCB_SACKED_ACKED`).
+    pub sacked: bool,
+    /// Deemed lost (`TCPCB_LOST`).
+    pub lost: bool,
+    /// A retransmission of it is in flight (`TCPCB_SACKED_RETRANS`).
+    pub retrans: bool,
+}
+
+/// One transmitted, not yet cumulatively acknowledged segment.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TxSeg {
+    pub seq: u64,
+    pub len: u32,
+    pub flags: SegFlags,
+    /// Retransmitted at least once (`TCPCB_EVER_RETRANS`): Karn's rule and undo use it.
+    pub ever_retrans: bool,
+    /// Time of the latest (re)transmission.
+    pub tx_time: Nanos,
+    /// Delivery-rate snapshot of the latest (re)transmission.
+    pub rate: TxRateInfo,
+}
+
+impl TxSeg {
+    #[inline]
+    pub fn end_seq(&self) -> u64 {
+        self.seq + self.len as u64
+    }
+
+    /// Lost and not yet retransmitted: a candidate for `tcp_xmit_retransmit_queue`.
+    #[inline]
+    fn pending(&self) -> bool {
+        self.flags.lost && !self.flags.retrans && !self.flags.sacked
+    }
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct Scoreboard {
+    segs: VecDeque<TxSeg>,
+    pub sacked_out: u32,
+    pub lost_out: u32,
+    pub retrans_out: u32,
+    /// Segments lost and not yet retransmitted.
+    pending_out: u32,
+    /// No pending segment starts below this sequence number (`retransmit_skb_hint`).
+    pending_hint: u64,
+    /// End of the highest SACKed segment (`tcp_highest_sack_seq` when SACKs exist).
+    pub highest_sack_end: u64,
+}
+
+impl Scoreboard {
+    pub fn packets_out(&self) -> u32 {
+        self.segs.len() as u32
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.segs.is_empty()
+    }
+
+    /// `tcp_packets_in_flight`.
+    pub fn in_flight(&self) -> u32 {
+        (self.packets_out() + self.retrans_out).saturating_sub(self.sacked_out + self.lost_out)
+    }
+
+    /// `tcp_left_out`.
+    pub fn left_out(&self) -> u32 {
+        self.sacked_out + self.lost_out
+    }
+
+    pub fn len(&self) -> usize {
+        self.segs.len()
+    }
+
+    pub fn get(&self, i: usize) -> &TxSeg {
+        &self.segs[i]
+    }
+
+    pub fn head(&self) -> Option<&TxSeg> {
+        self.segs.front()
+    }
+
+    pub fn push(&mut self, seg: TxSeg) {
+        debug_assert!(self.segs.back().is_none_or(|b| b.end_seq() == seg.seq));
+        self.segs.push_back(seg);
+    }
+
+    /// Index of the first segment starting at or after `seq`.
+    pub fn first_at_or_after(&self, seq: u64) -> usize {
+        self.segs.partition_point(|s| s.seq < seq)
+    }
+
+    /// Changes a segment's flags and the counters with them.
+    pub fn set_flags(&mut self, i: usize, new: SegFlags) {
+        let s = &mut self.segs[i];
+        let old = s.flags;
+        let old_pending = s.pending();
+        s.flags = new;
+        let new_pending = s.pending();
+        let seq = s.seq;
+        fn adj(c: &mut u32, was: bool, is: bool) {
+            match (was, is) {
+                (false, true) => *c += 1,
+                (true, false) => *c -= 1,
+                _ => {}
+            }
+        }
+        adj(&mut self.sacked_out, old.sacked, new.sacked);
+        adj(&mut self.lost_out, old.lost, new.lost);
+        adj(&mut self.retrans_out, old.retrans, new.retrans);
+        adj(&mut self.pending_out, old_pending, new_pending);
+        if new_pending && seq < self.pending_hint {
+            self.pending_hint = seq;
+        }
+    }
+
+    /// `tcp_mark_skb_lost`: a SACKed segment is never lost; a segment whose
+    /// retransmission was in flight loses that retransmission too (it must be sent
+    /// again). Returns whether this counts as a new loss (`tcp_sum_lost`: first
+    /// marking, or a lost retransmission).
+    pub fn mark_lost(&mut self, i: usize) -> bool {
+        let f = self.segs[i].flags;
+        if f.sacked {
+            return false;
+        }
+        let newly = !f.lost || f.retrans;
+        self.set_flags(i, SegFlags { sacked: false, lost: true, retrans: false });
+        newly
+    }
+
+    /// SACK a segment (`tcp_sacktag_one`): clears LOST and SACKED_RETRANS. Returns
+    /// false if it was already SACKed.
+    pub fn mark_sacked(&mut self, i: usize) -> bool {
+        if self.segs[i].flags.sacked {
+            return false;
+        }
+        self.set_flags(i, SegFlags { sacked: true, lost: false, retrans: false });
+        let end = self.segs[i].end_seq();
+        if end > self.highest_sack_end {
+            self.highest_sack_end = end;
+        }
+        true
+    }
+
+    /// Records a retransmission of segment `i`.
+    pub fn mark_retransmitted(&mut self, i: usize, now: Nanos, rate: TxRateInfo) {
+        let f = self.segs[i].flags;
+        self.set_flags(i, SegFlags { retrans: true, ..f });
+        let s = &mut self.segs[i];
+        s.ever_retrans = true;
+        s.tx_time = now;
+        s.rate = rate;
+    }
+
+    pub fn seg_mut_rate(&mut self, i: usize) -> &mut TxRateInfo {
+        &mut self.segs[i].rate
+    }
+
+    /// Removes and returns the head if it ends at or before `ack`; trims a partially
+    /// acknowledged head (`tcp_trim_head`) and returns None.
+    pub fn pop_acked(&mut self, ack: u64) -> Option<TxSeg> {
+        let h = self.segs.front_mut()?;
+        if h.end_seq() <= ack {
+            let f = h.flags;
+            // Clear the flags through set_flags so the counters follow.
+            self.set_flags(0, SegFlags::default());
+            let mut s = self.segs.pop_front().expect("head exists");
+            s.flags = f;
+            if self.segs.is_empty() {
+                self.highest_sack_end = 0;
+            }
+            Some(s)
+        } else {
+            if h.seq < ack {
+                h.len -= (ack - h.seq) as u32;
+                h.seq = ack;
+            }
+            None
+        }
+    }
+
+    /// First lost segment not yet retransmitted (`tcp_xmit_retransmit_queue`'s walk).
+    pub fn next_pending(&mut self) -> Option<usize> {
+        if self.pending_out == 0 {
+            return None;
+        }
+        let start = self.first_at_or_after(self.pending_hint);
+        let found = (start..self.segs.len()).find(|&i| self.segs[i].pending());
+        match found {
+            Some(i) => {
+                self.pending_hint = self.segs[i].seq;
+                Some(i)
+            }
+            None => {
+                // Hint was stale (a pending segment lies below it); rescan once.
+                let i = (0..start).find(|&i| self.segs[i].pending());
+                if let Some(i) = i {
+                    self.pending_hint = self.segs[i].seq;
+                }
+                i
+            }
+        }
+    }
+
+    /// Clears every LOST mark (`tcp_undo_cwnd_reduction(sk, true)`).
+    pub fn unmark_all_lost(&mut self) {
+        if self.lost_out == 0 {
+            return;
+        }
+        for i in 0..self.segs.len() {
+            let f = self.segs[i].flags;
+            if f.lost {
+                self.set_flags(i, SegFlags { lost: false, ..f });
+            }
+        }
+    }
+
+    /// Clears every SACK mark (receiver reneged; `tcp_timeout_mark_lost`).
+    pub fn clear_all_sacked(&mut self) {
+        for i in 0..self.segs.len() {
+            let f = self.segs[i].flags;
+            if f.sacked {
+                self.set_flags(i, SegFlags { sacked: false, ..f });
+            }
+        }
+        self.highest_sack_end = 0;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sb(n: u64) -> Scoreboard {
+        let mut s = Scoreboard::default();
+        for i in 0..n {
+            s.push(TxSeg {
+                seq: i * 100,
+                len: 100,
+                flags: SegFlags::default(),
+                ever_retrans: false,
+                tx_time: i,
+                rate: TxRateInfo::default(),
+            });
+        }
+        s
+    }
+
+    #[test]
+    fn in_flight_follows_sack_loss_and_retransmission() {
+        let mut s = sb(10);
+        assert_eq!(s.in_flight(), 10);
+        for i in 1..4 {
+            assert!(s.mark_sacked(i));
+        }
+        assert!(s.mark_lost(0));
+        assert_eq!((s.sacked_out, s.lost_out, s.in_flight()), (3, 1, 6));
+        assert_eq!(s.next_pending(), Some(0));
+        s.mark_retransmitted(0, 50, TxRateInfo::default());
+        assert_eq!((s.retrans_out, s.in_flight()), (1, 7));
+        assert_eq!(s.next_pending(), None);
+        // The retransmission is lost again: counted as a new loss, pending again.
+        assert!(s.mark_lost(0));
+        assert_eq!((s.retrans_out, s.in_flight(), s.next_pending()), (0, 6, Some(0)));
+    }
+
+    #[test]
+    fn cumulative_ack_clears_counters_and_trims() {
+        let mut s = sb(4);
+        s.mark_sacked(1);
+        s.mark_lost(0);
+        assert!(s.pop_acked(200).is_some());
+        assert!(s.pop_acked(200).is_some());
+        assert!(s.pop_acked(250).is_none());
+        assert_eq!(s.head().unwrap().seq, 250);
+        assert_eq!((s.sacked_out, s.lost_out, s.packets_out()), (0, 0, 2));
+    }
+
+    #[test]
+    fn sacked_segment_cannot_be_marked_lost() {
+        let mut s = sb(2);
+        s.mark_sacked(0);
+        assert!(!s.mark_lost(0));
+        assert_eq!(s.lost_out, 0);
+    }
+}
