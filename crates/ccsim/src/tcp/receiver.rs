@@ -33,6 +33,22 @@
 //!   DCTCP receiver of RFC 8257 §3.2 (`dctcp_ece_ack_update` in `tcp_dctcp.c`);
 //! - timestamps: `TSecr = TS.Recent`, updated only from segments at or below the
 //!   last ACK sent (`tcp_replace_ts_recent`, RFC 7323 §4.3).
+//!
+//! Not modelled (each is a known difference from a real Linux receiver):
+//! - receive-window growth: Linux starts advertising about 64 KB and raises
+//!   `rcv_ssthresh` per segment up to a `window_clamp` that receive-buffer autotuning
+//!   (`tcp_grow_window`, `tcp_rcv_space_adjust`) moves towards `tcp_rmem[2]`; while it
+//!   grows, `tcp_grow_window` also sets `quick |= 1`, so most segments of a ramping
+//!   flow are ACKed one by one. Here the window is the free part of `rcvbuf_bytes`
+//!   from the start, skb overhead (`scaling_ratio`) is not charged, and the window is
+//!   not rounded to the window-scale unit;
+//! - `rcv_mss` estimation: the MSS is taken from the config; a segment shorter than it
+//!   counts as pushed (end of a write), since segments carry no PSH bit;
+//! - ping-pong (interactive) mode, which needs data flowing back from the receiver;
+//! - PAWS, memory-pressure pruning and collapsing, FIN, urgent data, GRO/LRO
+//!   aggregation (Linux ACKs per aggregated packet);
+//! - the quick-ack Linux enters when a non-ECT segment follows ECT ones (a classic-ECN
+//!   retransmission): the simulator does not tell us the ECT codepoint.
 
 use std::collections::VecDeque;
 
@@ -378,8 +394,11 @@ impl TcpReceiver {
         if self.cfg.timestamps {
             self.rcv_rtt_measure_ts(now, seg);
         }
-        // `tcp_ecn_accept_cwr`: the sender reacted, stop echoing. Its cwnd may be as
-        // small as one segment, so data carrying CWR is ACKed at once.
+        // `tcp_ack` → `tcp_ecn_accept_cwr`: the sender reacted, stop echoing. Its cwnd
+        // may be as small as one segment, so data carrying CWR is ACKed at once. Linux
+        // also accepts CWR on a segment without data, which RFC 3168 §6.1.2 does not
+        // foresee (the sender "SHOULD set the CWR bit only on the first new data
+        // packet"); we follow Linux.
         if self.cfg.ecn_mode != EcnMode::Off && seg.cwr {
             self.demand_cwr = false;
             if seg.len > 0 {
@@ -941,7 +960,7 @@ impl TcpReceiver {
             return;
         }
         self.rcv_rtt_last_tsecr = seg.tsecr;
-        if seg.len >= self.cfg.mss && now > seg.tsecr {
+        if seg.len >= self.cfg.mss && now >= seg.tsecr {
             self.rcv_rtt_update(now - seg.tsecr, false);
         }
     }
@@ -959,14 +978,16 @@ impl TcpReceiver {
         self.rcv_rtt_time = Some(now);
     }
 
-    /// `tcp_rcv_rtt_update`: take a lower sample at once; a higher one is smoothed in
-    /// (1/8 gain) only when it comes from timestamps.
+    /// `tcp_rcv_rtt_update`: timestamp samples are smoothed with gain 1/8; window-based
+    /// samples only ever lower the estimate (they over-estimate when the sender stalls).
     fn rcv_rtt_update(&mut self, sample: Nanos, win_dep: bool) {
-        let m = sample.max(1) * 8;
-        if self.rcv_rtt8 == 0 || m < self.rcv_rtt8 {
-            self.rcv_rtt8 = m;
+        let sample = sample.max(1);
+        if self.rcv_rtt8 == 0 {
+            self.rcv_rtt8 = sample * 8;
         } else if !win_dep {
             self.rcv_rtt8 = self.rcv_rtt8 - self.rcv_rtt8 / 8 + sample;
+        } else if sample * 8 < self.rcv_rtt8 {
+            self.rcv_rtt8 = sample * 8;
         }
     }
 
