@@ -598,7 +598,8 @@ impl TcpReceiver {
         // Parts already queued are duplicates (Linux: "All the bits are present",
         // "Partial overlap", and the overlaps removed in `merge_right:`).
         let mut dup = 0;
-        for i in 0..self.ofo.len() {
+        let first = self.ofo.partition_point(|b| b.end <= seq);
+        for i in first..self.ofo.len() {
             let b = self.ofo[i];
             if b.start >= end {
                 break;
@@ -619,7 +620,12 @@ impl TcpReceiver {
 
     /// Bytes of `[start, end)` already in the out-of-order queue.
     fn ofo_overlap(&self, start: u64, end: u64) -> u64 {
-        self.ofo.iter().take_while(|b| b.start < end).map(|b| b.end.min(end).saturating_sub(b.start.max(start))).sum()
+        let first = self.ofo.partition_point(|b| b.end <= start);
+        self.ofo[first..]
+            .iter()
+            .take_while(|b| b.start < end)
+            .map(|b| b.end.min(end).saturating_sub(b.start.max(start)))
+            .sum()
     }
 
     /// Adds `[start, end)` to the interval set, merging what it overlaps or touches.
@@ -1547,6 +1553,38 @@ mod tests {
         assert_eq!(arr.delivered(), 0);
         let a = acks(&mut r, now);
         assert_eq!((a[0].ack, a[0].rwnd), (16 * MSS, 0));
+    }
+
+    #[test]
+    fn zero_window_probe_is_answered_and_a_read_reopens_the_window() {
+        let cfg = ReceiverConfig {
+            rcvbuf_bytes: 16 * MSS,
+            app_reads_immediately: false,
+            delayed_ack: false,
+            ..ReceiverConfig::default()
+        };
+        let mut r = TcpReceiver::new(cfg);
+        for i in 0..16 {
+            let now = T0 + i * MS;
+            r.on_segment(now, &seg_at(now, i), false);
+            acks(&mut r, now);
+        }
+        assert_eq!(r.advertised_window(), 0);
+        // Linux probes a zero window with an old, empty segment (`tcp_xmit_probe_skb`).
+        let now = T0 + 200 * MS;
+        let probe = Segment { seq: 16 * MSS - 1, len: 0, ..seg_at(now, 0) };
+        r.on_segment(now, &probe, false);
+        let a = acks(&mut r, now);
+        assert_eq!(a.len(), 1);
+        assert_eq!((a[0].ack, a[0].rwnd), (16 * MSS, 0));
+        // A small read frees less than an MSS: still zero, no update (SWS avoidance).
+        assert_eq!(r.read(now, 1000), 1000);
+        assert!(acks(&mut r, now).is_empty());
+        // Reading half the buffer opens the window: window update at once.
+        r.read(now, 8 * MSS - 1000);
+        let a = acks(&mut r, now);
+        assert_eq!(a.len(), 1);
+        assert_eq!((a[0].ack, a[0].rwnd), (16 * MSS, 8 * MSS));
     }
 
     #[test]
