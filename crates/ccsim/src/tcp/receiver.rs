@@ -581,6 +581,10 @@ impl TcpReceiver {
     fn data_queue_ofo(&mut self, now: Nanos, seg: &Segment, ce: bool, arr: &mut Arrival) {
         let (seq, end) = (seg.seq, seg.end_seq());
         self.ecn_check_ce(now, ce);
+        // No quick-ack mode here: Linux entered it for out-of-order data until 4.18
+        // ("tcp: do not force quickack when receiving out-of-order packets"); since
+        // then the duplicate ACKs come from the out-of-order branch of
+        // `ack_snd_check` (three at once, then SACK compression).
         self.ack_scheduled = true;
 
         if self.ofo.is_empty() {
