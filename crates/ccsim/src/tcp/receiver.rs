@@ -1411,6 +1411,24 @@ mod tests {
     }
 
     #[test]
+    fn dsack_takes_one_of_the_three_option_slots() {
+        let cfg = ReceiverConfig { comp_sack_nr: 0, ..ReceiverConfig::default() };
+        let (mut r, last) = warmed(cfg);
+        for (k, i) in [17u64, 19, 21].into_iter().enumerate() {
+            let now = last + (k as u64 + 1) * MS;
+            r.on_segment(now, &seg_at(now, i), false);
+            acks(&mut r, now);
+        }
+        let now = last + 4 * MS;
+        r.on_segment(now, &seg_at(now, 3), false);
+        let a = acks(&mut r, now);
+        assert_eq!(a.len(), 1);
+        assert!(a[0].dsack);
+        // DSACK first, then the two most recent SACK blocks (40 - 12 bytes of options).
+        assert_eq!(blocks(&a[0]), vec![(3, 4), (21, 22), (19, 20)]);
+    }
+
+    #[test]
     fn partly_old_segment_reports_the_old_head_as_dsack() {
         let (mut r, last) = warmed(ReceiverConfig::default());
         let now = last + MS;
