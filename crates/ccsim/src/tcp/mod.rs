@@ -1,12 +1,14 @@
 //! TCP that behaves like Linux: sender, receiver, congestion control.
 //!
-//! The sender is sans-IO ([`sender::TcpSender`]): no clock, no event queue, no
-//! packets; the simulator passes `now` and carries [`Segment`]s.
+//! Sender and receiver are sans-IO ([`sender::TcpSender`], [`receiver::TcpReceiver`]):
+//! no clock, no event queue, no packets; the simulator passes `now` and carries
+//! [`Segment`]s between them.
 
 pub mod cc;
 pub mod config;
 pub mod minmax;
 pub mod rate;
+pub mod receiver;
 pub mod rtt;
 pub mod scoreboard;
 pub mod segment;
@@ -16,5 +18,6 @@ pub mod sender;
 mod tests;
 
 pub use config::{CcConfig, RecoveryMode, TcpConfig};
+pub use receiver::{Arrival, EcnMode, ReceiverConfig, TcpReceiver};
 pub use segment::{SackBlock, Segment, MAX_SACK_BLOCKS};
 pub use sender::{SenderState, SenderStats, TcpSender};
