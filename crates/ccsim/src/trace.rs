@@ -93,6 +93,10 @@ pub struct FlowSummary {
     pub msgs_delivered: u64,
     pub bytes_sent: u64,
     pub bytes_delivered: u64,
+    /// Data packets sent (UDP datagrams, TCP data segments incl. retransmissions) and
+    /// those dropped on the way (queues and loss models).
+    pub pkts_sent: u64,
+    pub pkts_dropped: u64,
     pub retrans_bytes: u64,
     pub loss_events: u64,
     pub timeouts: u64,

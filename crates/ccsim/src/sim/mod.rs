@@ -1,5 +1,7 @@
 //! The simulation: the event loop and the world it acts on.
 
+mod tcp;
+
 use crate::app::App;
 use crate::config::{FlowConfig, SimConfig, TransportConfig};
 use crate::error::ConfigError;
@@ -12,11 +14,12 @@ use crate::qdisc::{AnyQdisc, QItem, Qdisc, QdiscOut, Reason};
 use crate::rng::{self, Rng};
 use crate::time::{tx_time_ns, Nanos};
 use crate::topology::Network;
-use crate::trace::{FlowSummary, Traces};
+use crate::trace::{percentile, FlowSummary, Traces};
 
 /// How a flow moves its messages.
 enum Transport {
     Udp { header_bytes: u32 },
+    Tcp(Box<tcp::TcpFlow>),
 }
 
 struct Flow {
@@ -34,6 +37,9 @@ struct Flow {
     msgs_delivered: u64,
     bytes_sent: u64,
     bytes_delivered: u64,
+    /// Data packets handed to the network, and those of them dropped on the way.
+    pkts_sent: u64,
+    pkts_dropped: u64,
 }
 
 /// Figures about the run itself, for `ccbench bench`.
@@ -59,6 +65,8 @@ pub struct Simulation {
     qout: QdiscOut<PacketId>,
     pub traces: Traces,
     queue_sample_ns: Nanos,
+    state_sample_ns: Nanos,
+    state_on_change: bool,
     monitored: Vec<LinkId>,
 }
 
@@ -108,6 +116,8 @@ impl Simulation {
             qout: QdiscOut::default(),
             traces: Traces::default(),
             queue_sample_ns: cfg.queue_sample_ns,
+            state_sample_ns: cfg.state_sample_ns,
+            state_on_change: cfg.state_on_change,
         };
         let mut names = std::collections::HashSet::new();
         for (i, f) in cfg.flows.iter().enumerate() {
@@ -118,6 +128,10 @@ impl Simulation {
         }
         if sim.queue_sample_ns > 0 && !sim.monitored.is_empty() {
             sim.events.schedule(0, Event::SampleQueues);
+        }
+        let any_tcp = sim.flows.iter().any(|f| matches!(f.transport, Transport::Tcp(_)));
+        if sim.state_sample_ns > 0 && any_tcp {
+            sim.events.schedule(0, Event::SampleState);
         }
         Ok(sim)
     }
@@ -149,8 +163,14 @@ impl Simulation {
                 }
                 Transport::Udp { header_bytes: *header_bytes }
             }
-            TransportConfig::Tcp(_) => {
-                return Err(ConfigError::new(format!("{field}.transport.kind"), "tcp is not available in this build"));
+            TransportConfig::Tcp(cfg) => {
+                let bulk = match app {
+                    App::Bulk { remaining } => Some(remaining),
+                    _ => None,
+                };
+                let mut t = tcp::TcpFlow::new(cfg, f.start_ns, &format!("{field}.transport"), bulk)?;
+                t.snd.set_rng(rng::stream(seed, &format!("flow/{}/cc", f.name)));
+                Transport::Tcp(Box::new(t))
             }
         };
         let id = FlowId(self.flows.len() as u32);
@@ -175,6 +195,8 @@ impl Simulation {
             msgs_delivered: 0,
             bytes_sent: 0,
             bytes_delivered: 0,
+            pkts_sent: 0,
+            pkts_dropped: 0,
         });
         Ok(())
     }
@@ -215,9 +237,9 @@ impl Simulation {
             Event::LinkTxDone(l) => self.link_tx_done(l),
             Event::LinkDeliver(l) => self.link_deliver(l),
             Event::AppWake(f) => self.app_wake(f),
-            Event::TransportTimer(_) => {}
+            Event::TransportTimer(f) => self.tcp_timer(f),
             Event::SampleQueues => self.sample_queues(),
-            Event::SampleState => {}
+            Event::SampleState => self.sample_state(),
         }
     }
 
@@ -270,13 +292,16 @@ impl Simulation {
         d.link.push(l.0);
         d.t.push(self.now);
         d.flow.push(p.flow.0);
-        d.seq.push(if p.to_receiver && matches!(self.flows[p.flow.idx()].transport, Transport::Udp { .. }) {
+        d.seq.push(if matches!(self.flows[p.flow.idx()].transport, Transport::Udp { .. }) {
             self.traces.packets.msg[p.msg as usize]
         } else {
             p.seg.seq
         });
         d.kind.push(kind);
         d.reason.push(reason.code());
+        if kind == 0 && p.to_receiver {
+            self.flows[p.flow.idx()].pkts_dropped += 1;
+        }
     }
 
     fn link_tx_done(&mut self, l: LinkId) {
@@ -351,7 +376,9 @@ impl Simulation {
         flow.msgs_sent += 1;
         flow.bytes_sent += bytes as u64;
         match flow.transport {
+            Transport::Tcp(_) => self.tcp_app_write(f, msg, bytes),
             Transport::Udp { header_bytes } => {
+                flow.pkts_sent += 1;
                 let row = self.traces.packets.push(f.0, msg, bytes, self.now);
                 // UDP has no send buffer: the datagram goes to the NIC at once.
                 self.traces.packets.t_first_tx[row as usize] = self.now;
@@ -376,6 +403,7 @@ impl Simulation {
         self.pool.free(pid);
         let flow = &mut self.flows[p.flow.idx()];
         match flow.transport {
+            Transport::Tcp(_) => self.tcp_deliver(p.flow, &p),
             Transport::Udp { .. } => {
                 let row = p.msg as usize;
                 let pk = &mut self.traces.packets;
@@ -403,6 +431,16 @@ impl Simulation {
         self.events.schedule(self.now + self.queue_sample_ns, Event::SampleQueues);
     }
 
+    fn sample_state(&mut self) {
+        for i in 0..self.flows.len() {
+            let f = &self.flows[i];
+            if matches!(f.transport, Transport::Tcp(_)) && self.now >= f.start_ns {
+                self.record_state(FlowId(i as u32));
+            }
+        }
+        self.events.schedule(self.now + self.state_sample_ns, Event::SampleState);
+    }
+
     // ---- results -----------------------------------------------------------------
 
     pub fn link_names(&self) -> Vec<String> {
@@ -416,21 +454,42 @@ impl Simulation {
     pub fn flow_summaries(&self) -> Vec<FlowSummary> {
         self.flows
             .iter()
-            .map(|f| FlowSummary {
-                name: f.name.clone(),
-                transport: match f.transport {
-                    Transport::Udp { .. } => "udp",
-                },
-                start_ns: f.start_ns,
-                end_ns: f.stop_ns.min(self.end_ns),
-                msgs_sent: f.msgs_sent,
-                msgs_delivered: f.msgs_delivered,
-                bytes_sent: f.bytes_sent,
-                bytes_delivered: f.bytes_delivered,
-                rtt_p50_ns: NEVER,
-                rtt_p95_ns: NEVER,
-                completion_ns: NEVER,
-                ..Default::default()
+            .map(|f| {
+                let mut s = FlowSummary {
+                    name: f.name.clone(),
+                    transport: "udp",
+                    start_ns: f.start_ns,
+                    end_ns: f.stop_ns.min(self.end_ns),
+                    msgs_sent: f.msgs_sent,
+                    msgs_delivered: f.msgs_delivered,
+                    bytes_sent: f.bytes_sent,
+                    bytes_delivered: f.bytes_delivered,
+                    pkts_sent: f.pkts_sent,
+                    pkts_dropped: f.pkts_dropped,
+                    rtt_p50_ns: NEVER,
+                    rtt_p95_ns: NEVER,
+                    completion_ns: NEVER,
+                    ..Default::default()
+                };
+                if let Transport::Tcp(t) = &f.transport {
+                    let st = t.snd.stats();
+                    s.transport = "tcp";
+                    s.cc = t.cc_name.clone();
+                    // The run ends at the end of the simulation even if the app stopped
+                    // earlier: TCP keeps delivering what it had buffered.
+                    s.end_ns = self.end_ns;
+                    s.bytes_sent = st.bytes_sent;
+                    s.bytes_delivered = t.rcv.rcv_nxt();
+                    s.retrans_bytes = st.retrans_bytes;
+                    s.loss_events = st.loss_events;
+                    s.timeouts = st.timeouts;
+                    s.fast_recoveries = st.fast_recoveries;
+                    let mut rtt = st.rtt_samples_us.clone();
+                    s.rtt_p50_ns = percentile(&mut rtt, 50.0).map_or(NEVER, |v| v as u64 * 1000);
+                    s.rtt_p95_ns = percentile(&mut rtt, 95.0).map_or(NEVER, |v| v as u64 * 1000);
+                    s.completion_ns = if t.completion_ns == NEVER { NEVER } else { t.completion_ns - f.start_ns };
+                }
+                s
             })
             .collect()
     }

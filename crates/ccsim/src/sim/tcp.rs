@@ -1,0 +1,304 @@
+//! TCP flows inside the simulation: the glue between the sans-IO sender and receiver
+//! and the event-driven world, plus the per-message timestamps of the Lübben study.
+//!
+//! Every application write is a message `[start, end)` in the byte stream. It is
+//! stamped with
+//! - `t_write`: when the application wrote it (also when the send buffer was full and
+//!   the write blocked: the blocked bytes wait here, in order),
+//! - `t_first_tx`: when its first byte first left the sender,
+//! - `t_arrive`: when its last byte first arrived at the receiving host,
+//! - `t_deliver`: when its last byte was delivered in order to the application.
+
+use super::{Simulation, Transport};
+use crate::event::Event;
+use crate::ids::FlowId;
+use crate::packet::{Packet, NEVER};
+use crate::tcp::{EcnMode, ReceiverConfig, Segment, TcpConfig, TcpReceiver, TcpSender};
+use crate::time::{Nanos, NS_PER_MS};
+use std::collections::VecDeque;
+
+#[derive(Clone, Copy, Debug)]
+struct Msg {
+    row: u32,
+    start: u64,
+    end: u64,
+}
+
+pub(super) struct TcpFlow {
+    pub snd: TcpSender,
+    pub rcv: TcpReceiver,
+    pub header_bytes: u32,
+    pub cc_name: String,
+    /// Messages written and not yet delivered, in stream order.
+    msgs: VecDeque<Msg>,
+    /// Absolute index of `msgs[0]`, and of the first message not yet transmitted.
+    msgs_base: u64,
+    tx_next: u64,
+    /// Bytes the application has written so far (accepted or blocked).
+    app_seq: u64,
+    /// Bytes written but not yet accepted by the send buffer.
+    blocked: u64,
+    /// Greedy application: `Some(remaining)` (None inside = unlimited).
+    bulk: Option<Option<u64>>,
+    bulk_total: Option<u64>,
+    /// Time of the earliest pending `TransportTimer` event (NEVER = none).
+    timer_at: Nanos,
+    pub completion_ns: Nanos,
+    pub data_pkts_sent: u64,
+    /// Last (cwnd, ca_state) recorded, for sampling on change.
+    last_sample: (u32, u8),
+}
+
+impl TcpFlow {
+    pub fn new(cfg: &TcpConfig, now: Nanos, field: &str, bulk: Option<Option<u64>>) -> Result<TcpFlow, crate::ConfigError> {
+        let snd = TcpSender::from_config(cfg, now, field)?;
+        let ecn_mode = match (cfg.ecn, cfg.cc.name.as_str()) {
+            (false, _) => EcnMode::Off,
+            (true, "dctcp") => EcnMode::Dctcp,
+            (true, _) => EcnMode::Classic,
+        };
+        let rcfg = ReceiverConfig {
+            mss: cfg.mss,
+            sack: cfg.sack,
+            dsack: cfg.dsack,
+            delayed_ack: cfg.delayed_ack,
+            quickack_segments: cfg.quickack_segments,
+            delack_min_ns: cfg.delack_min_ms * NS_PER_MS,
+            delack_max_ns: cfg.delack_max_ms * NS_PER_MS,
+            rcvbuf_bytes: cfg.rcvbuf_bytes,
+            ecn_mode,
+            ..ReceiverConfig::default()
+        };
+        rcfg.validate().map_err(|e| crate::ConfigError::new(format!("{field}.{}", e.field), e.msg))?;
+        Ok(TcpFlow {
+            snd,
+            rcv: TcpReceiver::new(rcfg),
+            header_bytes: cfg.header_bytes,
+            cc_name: cfg.cc.name.clone(),
+            msgs: VecDeque::new(),
+            msgs_base: 0,
+            tx_next: 0,
+            app_seq: 0,
+            blocked: 0,
+            bulk_total: bulk.flatten(),
+            bulk,
+            timer_at: NEVER,
+            completion_ns: NEVER,
+            data_pkts_sent: 0,
+            last_sample: (0, u8::MAX),
+        })
+    }
+
+    /// Hands blocked application bytes (and, for a bulk sender, new ones) to the
+    /// send buffer as far as it has room.
+    fn fill(&mut self, now: Nanos) {
+        if self.blocked > 0 {
+            let took = self.snd.write(now, self.blocked);
+            self.blocked -= took;
+        }
+        if self.blocked == 0 {
+            if let Some(remaining) = self.bulk.as_mut() {
+                let want = remaining.unwrap_or(u64::MAX / 4);
+                if want > 0 {
+                    let took = self.snd.write(now, want);
+                    if let Some(r) = remaining.as_mut() {
+                        *r -= took;
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The TCP state of flow `f`, borrowing only the flow arena (so the traces can be
+/// borrowed alongside).
+fn tcp_of(flows: &mut [super::Flow], f: FlowId) -> &mut TcpFlow {
+    match &mut flows[f.idx()].transport {
+        Transport::Tcp(t) => t,
+        Transport::Udp { .. } => unreachable!("not a TCP flow"),
+    }
+}
+
+impl Simulation {
+    fn tcp(&mut self, f: FlowId) -> &mut TcpFlow {
+        tcp_of(&mut self.flows, f)
+    }
+
+    /// The application writes a message of `bytes` (or, for bulk, starts writing).
+    pub(super) fn tcp_app_write(&mut self, f: FlowId, msg: u64, bytes: u32) {
+        let now = self.now;
+        if bytes > 0 {
+            let row = self.traces.packets.push(f.0, msg, bytes, now);
+            let t = self.tcp(f);
+            t.msgs.push_back(Msg { row, start: t.app_seq, end: t.app_seq + bytes as u64 });
+            t.app_seq += bytes as u64;
+            t.blocked += bytes as u64;
+        }
+        self.tcp(f).fill(now);
+        self.tcp_pump(f);
+    }
+
+    /// Sends every segment the sender allows now, then re-arms the flow's timer.
+    fn tcp_pump(&mut self, f: FlowId) {
+        let now = self.now;
+        let (src, dst) = (self.flows[f.idx()].src, self.flows[f.idx()].dst);
+        loop {
+            let t = tcp_of(&mut self.flows, f);
+            let Some(seg) = t.snd.poll_transmit(now) else { break };
+            let ect = t.snd.ect(&seg);
+            let bytes = seg.wire_bytes(t.header_bytes);
+            if seg.len > 0 {
+                t.data_pkts_sent += 1;
+            }
+            if !seg.retrans && seg.len > 0 {
+                // Stamp t_first_tx of every message whose first byte this segment carries.
+                let end = seg.end_seq();
+                while t.tx_next < t.msgs_base + t.msgs.len() as u64 {
+                    let m = t.msgs[(t.tx_next - t.msgs_base) as usize];
+                    if m.start >= end {
+                        break;
+                    }
+                    self.traces.packets.t_first_tx[m.row as usize] = now;
+                    t.tx_next += 1;
+                }
+            }
+            let pkt = Packet { flow: f, src, dst, bytes, ect, to_receiver: true, seg, ..Default::default() };
+            let pid = self.pool.alloc(pkt);
+            self.flows[f.idx()].pkts_sent += 1;
+            self.arrive(src, pid);
+        }
+        self.tcp_rearm(f);
+    }
+
+    /// Sends the ACKs the receiver has ready.
+    fn tcp_send_acks(&mut self, f: FlowId) {
+        let now = self.now;
+        let (src, dst) = (self.flows[f.idx()].src, self.flows[f.idx()].dst);
+        loop {
+            let t = self.tcp(f);
+            let Some(ack) = t.rcv.poll_ack(now) else { break };
+            let bytes = ack.wire_bytes(t.header_bytes);
+            let pkt = Packet { flow: f, src: dst, dst: src, bytes, to_receiver: false, seg: ack, ..Default::default() };
+            let pid = self.pool.alloc(pkt);
+            self.arrive(dst, pid);
+        }
+    }
+
+    fn tcp_rearm(&mut self, f: FlowId) {
+        let t = self.tcp(f);
+        let next = match (t.snd.next_timer(), t.rcv.next_timer()) {
+            (Some(a), Some(b)) => a.min(b),
+            (a, b) => a.or(b).unwrap_or(NEVER),
+        };
+        if next < t.timer_at {
+            t.timer_at = next;
+            let at = next.max(self.now);
+            self.events.schedule(at, Event::TransportTimer(f));
+        }
+    }
+
+    pub(super) fn tcp_timer(&mut self, f: FlowId) {
+        let now = self.now;
+        let t = self.tcp(f);
+        if t.timer_at <= now {
+            t.timer_at = NEVER;
+        }
+        if t.snd.next_timer().is_some_and(|d| d <= now) {
+            t.snd.on_timer(now);
+        }
+        if t.rcv.next_timer().is_some_and(|d| d <= now) {
+            t.rcv.on_timer(now);
+        }
+        self.tcp_send_acks(f);
+        self.tcp(f).fill(now);
+        self.tcp_pump(f);
+        self.tcp_sample_on_change(f);
+    }
+
+    /// A TCP packet reached its destination host.
+    pub(super) fn tcp_deliver(&mut self, f: FlowId, p: &Packet) {
+        let now = self.now;
+        if p.to_receiver {
+            let seg: Segment = p.seg;
+            let t = tcp_of(&mut self.flows, f);
+            let arrival = t.rcv.on_segment(now, &seg, p.ce);
+            // t_arrive: first arrival of each message's last byte.
+            if seg.len > 0 {
+                let first = t.msgs.partition_point(|m| m.end <= seg.seq);
+                for i in first..t.msgs.len() {
+                    let m = t.msgs[i];
+                    if m.end > seg.end_seq() {
+                        break;
+                    }
+                    let col = &mut self.traces.packets.t_arrive[m.row as usize];
+                    if *col == NEVER {
+                        *col = now;
+                    }
+                }
+            }
+            let t = tcp_of(&mut self.flows, f);
+            let rcv_nxt = arrival.rcv_nxt_after;
+            let mut delivered_msgs = 0;
+            while let Some(m) = t.msgs.front().copied() {
+                if m.end > rcv_nxt {
+                    break;
+                }
+                t.msgs.pop_front();
+                t.msgs_base += 1;
+                self.traces.packets.t_deliver[m.row as usize] = now;
+                delivered_msgs += 1;
+            }
+            let t = self.tcp(f);
+            if let Some(total) = t.bulk_total {
+                if t.completion_ns == NEVER && rcv_nxt >= total {
+                    t.completion_ns = now;
+                }
+            }
+            let flow = &mut self.flows[f.idx()];
+            flow.msgs_delivered += delivered_msgs;
+            self.tcp_send_acks(f);
+            self.tcp_rearm(f);
+        } else {
+            let t = self.tcp(f);
+            t.snd.on_ack(now, &p.seg);
+            t.fill(now);
+            self.tcp_pump(f);
+            self.tcp_sample_on_change(f);
+        }
+    }
+
+    fn tcp_sample_on_change(&mut self, f: FlowId) {
+        if !self.state_on_change {
+            return;
+        }
+        let t = self.tcp(f);
+        let st = t.snd.state();
+        let key = (st.cwnd, st.ca_state as u8);
+        if key != t.last_sample {
+            t.last_sample = key;
+            self.record_state(f);
+        }
+    }
+
+    /// Appends one TCP state sample of flow `f` to the state trace.
+    pub(super) fn record_state(&mut self, f: FlowId) {
+        let now = self.now;
+        let Transport::Tcp(t) = &self.flows[f.idx()].transport else { return };
+        let st = t.snd.state();
+        let tr = &mut self.traces.state;
+        tr.flow.push(f.0);
+        tr.t.push(now);
+        tr.cwnd_pkts.push(st.cwnd as f64);
+        tr.ssthresh_pkts.push(st.ssthresh as f64);
+        tr.srtt_ns.push(if st.srtt == 0 { NEVER } else { st.srtt });
+        tr.rttvar_ns.push(if st.srtt == 0 { NEVER } else { st.rttvar });
+        tr.rto_ns.push(st.rto);
+        tr.inflight_pkts.push(st.in_flight);
+        tr.sacked_pkts.push(st.sacked);
+        tr.lost_pkts.push(st.lost);
+        tr.retrans_pkts.push(st.retrans_out);
+        tr.ca_state.push(st.ca_state as u8);
+        tr.pacing_rate_bps.push(st.pacing_rate_bps as f64);
+        tr.delivered_pkts.push(st.delivered);
+    }
+}
