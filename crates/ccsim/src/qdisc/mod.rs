@@ -9,6 +9,7 @@
 //! one arriving (FQ-CoDel drops from the fattest flow) or drop at dequeue (CoDel).
 
 pub mod droptail;
+pub mod red;
 
 use crate::error::ConfigError;
 use crate::rng::Rng;
@@ -16,6 +17,7 @@ use crate::time::Nanos;
 use serde::{Deserialize, Serialize};
 
 pub use droptail::{DropRule, DropTail, DropTailConfig};
+pub use red::{Red, RedConfig, RedUnit};
 
 /// What a qdisc needs to know about a packet.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -106,6 +108,7 @@ pub trait Qdisc<P: Copy> {
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
 pub enum QdiscConfig {
     Droptail(DropTailConfig),
+    Red(RedConfig),
 }
 
 impl Default for QdiscConfig {
@@ -118,15 +121,16 @@ impl Default for QdiscConfig {
 #[derive(Debug)]
 pub enum AnyQdisc<P> {
     DropTail(DropTail<P>),
+    Red(Red<P>),
 }
 
 impl<P: Copy> AnyQdisc<P> {
     /// Builds the discipline described by `cfg` for a link of `rate_bps`. `rng` is the
     /// discipline's own random stream; `field` names the config path for errors.
     pub fn build(cfg: &QdiscConfig, rate_bps: u64, rng: Rng, field: &str) -> Result<Self, ConfigError> {
-        let _ = (rate_bps, &rng);
         Ok(match cfg {
             QdiscConfig::Droptail(c) => AnyQdisc::DropTail(DropTail::new(c, field)?),
+            QdiscConfig::Red(c) => AnyQdisc::Red(Red::new(c, rate_bps, rng, field)?),
         })
     }
 }
@@ -135,6 +139,7 @@ macro_rules! dispatch {
     ($self:ident, $q:ident => $e:expr) => {
         match $self {
             AnyQdisc::DropTail($q) => $e,
+            AnyQdisc::Red($q) => $e,
         }
     };
 }
