@@ -8,6 +8,7 @@
 //! reusable [`QdiscOut`] sink, because some disciplines drop a packet other than the
 //! one arriving (FQ-CoDel drops from the fattest flow) or drop at dequeue (CoDel).
 
+pub mod codel;
 pub mod droptail;
 pub mod red;
 
@@ -17,6 +18,7 @@ use crate::time::Nanos;
 use serde::{Deserialize, Serialize};
 
 pub use droptail::{DropRule, DropTail, DropTailConfig};
+pub use codel::{Codel, CodelConfig};
 pub use red::{Red, RedConfig, RedUnit};
 
 /// What a qdisc needs to know about a packet.
@@ -109,6 +111,7 @@ pub trait Qdisc<P: Copy> {
 pub enum QdiscConfig {
     Droptail(DropTailConfig),
     Red(RedConfig),
+    Codel(CodelConfig),
 }
 
 impl Default for QdiscConfig {
@@ -122,6 +125,7 @@ impl Default for QdiscConfig {
 pub enum AnyQdisc<P> {
     DropTail(DropTail<P>),
     Red(Red<P>),
+    Codel(Codel<P>),
 }
 
 impl<P: Copy> AnyQdisc<P> {
@@ -131,6 +135,7 @@ impl<P: Copy> AnyQdisc<P> {
         Ok(match cfg {
             QdiscConfig::Droptail(c) => AnyQdisc::DropTail(DropTail::new(c, field)?),
             QdiscConfig::Red(c) => AnyQdisc::Red(Red::new(c, rate_bps, rng, field)?),
+            QdiscConfig::Codel(c) => AnyQdisc::Codel(Codel::new(c, field)?),
         })
     }
 }
@@ -140,6 +145,7 @@ macro_rules! dispatch {
         match $self {
             AnyQdisc::DropTail($q) => $e,
             AnyQdisc::Red($q) => $e,
+            AnyQdisc::Codel($q) => $e,
         }
     };
 }
