@@ -394,11 +394,12 @@ mod tests {
         assert_eq!(drop_nexts, want_next);
         let want_ms: Vec<u64> = std::iter::once(111).chain(want_next[..8].iter().map(|t| t.div_ceil(NS_PER_MS))).collect();
         assert_eq!(drop_times, want_ms);
-        // The spacing tends to interval/sqrt(count): within 1% from count 5 on.
+        // The spacing tends to interval/sqrt(count) (one Newton step per count lags the
+        // exact root): 1.3% short at count 5, 0.6% at count 9.
         for k in 5..9usize {
             let gap = (want_next[k] - want_next[k - 1]) as f64;
             let ideal = 100e6 / ((k + 1) as f64).sqrt();
-            assert!((gap / ideal - 1.0).abs() < 0.01, "count {}: {gap} vs {ideal}", k + 1);
+            assert!((gap / ideal - 1.0).abs() < 0.015, "count {}: {gap} vs {ideal}", k + 1);
         }
     }
 
