@@ -10,6 +10,7 @@
 
 pub mod codel;
 pub mod droptail;
+pub mod fq_codel;
 pub mod red;
 
 use crate::error::ConfigError;
@@ -19,6 +20,7 @@ use serde::{Deserialize, Serialize};
 
 pub use droptail::{DropRule, DropTail, DropTailConfig};
 pub use codel::{Codel, CodelConfig};
+pub use fq_codel::{FqCodel, FqCodelConfig};
 pub use red::{Red, RedConfig, RedUnit};
 
 /// What a qdisc needs to know about a packet.
@@ -112,6 +114,7 @@ pub enum QdiscConfig {
     Droptail(DropTailConfig),
     Red(RedConfig),
     Codel(CodelConfig),
+    FqCodel(FqCodelConfig),
 }
 
 impl Default for QdiscConfig {
@@ -126,6 +129,7 @@ pub enum AnyQdisc<P> {
     DropTail(DropTail<P>),
     Red(Red<P>),
     Codel(Codel<P>),
+    FqCodel(FqCodel<P>),
 }
 
 impl<P: Copy> AnyQdisc<P> {
@@ -136,6 +140,7 @@ impl<P: Copy> AnyQdisc<P> {
             QdiscConfig::Droptail(c) => AnyQdisc::DropTail(DropTail::new(c, field)?),
             QdiscConfig::Red(c) => AnyQdisc::Red(Red::new(c, rate_bps, rng, field)?),
             QdiscConfig::Codel(c) => AnyQdisc::Codel(Codel::new(c, field)?),
+            QdiscConfig::FqCodel(c) => AnyQdisc::FqCodel(FqCodel::new(c, field)?),
         })
     }
 }
@@ -146,6 +151,7 @@ macro_rules! dispatch {
             AnyQdisc::DropTail($q) => $e,
             AnyQdisc::Red($q) => $e,
             AnyQdisc::Codel($q) => $e,
+            AnyQdisc::FqCodel($q) => $e,
         }
     };
 }
