@@ -11,6 +11,7 @@
 pub mod codel;
 pub mod droptail;
 pub mod fq_codel;
+pub mod pie;
 pub mod red;
 
 use crate::error::ConfigError;
@@ -21,6 +22,7 @@ use serde::{Deserialize, Serialize};
 pub use droptail::{DropRule, DropTail, DropTailConfig};
 pub use codel::{Codel, CodelConfig};
 pub use fq_codel::{FqCodel, FqCodelConfig};
+pub use pie::{Pie, PieConfig};
 pub use red::{Red, RedConfig, RedUnit};
 
 /// What a qdisc needs to know about a packet.
@@ -115,6 +117,7 @@ pub enum QdiscConfig {
     Red(RedConfig),
     Codel(CodelConfig),
     FqCodel(FqCodelConfig),
+    Pie(PieConfig),
 }
 
 impl Default for QdiscConfig {
@@ -130,6 +133,7 @@ pub enum AnyQdisc<P> {
     Red(Red<P>),
     Codel(Codel<P>),
     FqCodel(FqCodel<P>),
+    Pie(Pie<P>),
 }
 
 impl<P: Copy> AnyQdisc<P> {
@@ -141,6 +145,7 @@ impl<P: Copy> AnyQdisc<P> {
             QdiscConfig::Red(c) => AnyQdisc::Red(Red::new(c, rate_bps, rng, field)?),
             QdiscConfig::Codel(c) => AnyQdisc::Codel(Codel::new(c, field)?),
             QdiscConfig::FqCodel(c) => AnyQdisc::FqCodel(FqCodel::new(c, field)?),
+            QdiscConfig::Pie(c) => AnyQdisc::Pie(Pie::new(c, rng, field)?),
         })
     }
 }
@@ -152,6 +157,7 @@ macro_rules! dispatch {
             AnyQdisc::Red($q) => $e,
             AnyQdisc::Codel($q) => $e,
             AnyQdisc::FqCodel($q) => $e,
+            AnyQdisc::Pie($q) => $e,
         }
     };
 }
