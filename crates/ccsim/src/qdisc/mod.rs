@@ -11,6 +11,7 @@
 pub mod codel;
 pub mod droptail;
 pub mod fq_codel;
+pub mod pecn;
 pub mod pie;
 pub mod red;
 
@@ -22,6 +23,7 @@ use serde::{Deserialize, Serialize};
 pub use droptail::{DropRule, DropTail, DropTailConfig};
 pub use codel::{Codel, CodelConfig};
 pub use fq_codel::{FqCodel, FqCodelConfig};
+pub use pecn::{Pecn, PecnConfig, PecnUnit};
 pub use pie::{Pie, PieConfig};
 pub use red::{Red, RedConfig, RedUnit};
 
@@ -118,6 +120,7 @@ pub enum QdiscConfig {
     Codel(CodelConfig),
     FqCodel(FqCodelConfig),
     Pie(PieConfig),
+    Pecn(PecnConfig),
 }
 
 impl Default for QdiscConfig {
@@ -134,6 +137,7 @@ pub enum AnyQdisc<P> {
     Codel(Codel<P>),
     FqCodel(FqCodel<P>),
     Pie(Pie<P>),
+    Pecn(Pecn<P>),
 }
 
 impl<P: Copy> AnyQdisc<P> {
@@ -146,6 +150,7 @@ impl<P: Copy> AnyQdisc<P> {
             QdiscConfig::Codel(c) => AnyQdisc::Codel(Codel::new(c, field)?),
             QdiscConfig::FqCodel(c) => AnyQdisc::FqCodel(FqCodel::new(c, field)?),
             QdiscConfig::Pie(c) => AnyQdisc::Pie(Pie::new(c, rng, field)?),
+            QdiscConfig::Pecn(c) => AnyQdisc::Pecn(Pecn::new(c, field)?),
         })
     }
 }
@@ -158,6 +163,7 @@ macro_rules! dispatch {
             AnyQdisc::Codel($q) => $e,
             AnyQdisc::FqCodel($q) => $e,
             AnyQdisc::Pie($q) => $e,
+            AnyQdisc::Pecn($q) => $e,
         }
     };
 }
