@@ -6,6 +6,7 @@
 
 pub mod error;
 pub mod ids;
+pub mod loss;
 pub mod qdisc;
 pub mod rng;
 pub mod time;

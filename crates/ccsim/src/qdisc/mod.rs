@@ -208,3 +208,62 @@ pub(crate) mod testutil {
         QItem { pkt: id, bytes, flow_hash: flow, ect, enq_ns: 0 }
     }
 }
+
+#[cfg(test)]
+mod config_tests {
+    use super::*;
+    use crate::rng::stream;
+
+    fn parse(s: &str) -> Result<QdiscConfig, serde_json::Error> {
+        serde_json::from_str(s)
+    }
+
+    #[test]
+    fn every_kind_parses_with_defaults_and_builds() {
+        let cases = [
+            (r#"{"kind":"droptail"}"#, QdiscConfig::Droptail(DropTailConfig::default())),
+            (r#"{"kind":"red"}"#, QdiscConfig::Red(RedConfig::default())),
+            (r#"{"kind":"codel"}"#, QdiscConfig::Codel(CodelConfig::default())),
+            (r#"{"kind":"fq_codel"}"#, QdiscConfig::FqCodel(FqCodelConfig::default())),
+            (r#"{"kind":"pie"}"#, QdiscConfig::Pie(PieConfig::default())),
+            (r#"{"kind":"pecn"}"#, QdiscConfig::Pecn(PecnConfig::default())),
+        ];
+        for (s, want) in cases {
+            let c = parse(s).unwrap();
+            assert_eq!(c, want, "{s}");
+            let back = serde_json::to_string(&c).unwrap();
+            assert_eq!(parse(&back).unwrap(), c);
+            AnyQdisc::<u32>::build(&c, 10_000_000, stream(1, "q"), "q").unwrap();
+        }
+    }
+
+    #[test]
+    fn fields_parse_and_unknown_fields_are_rejected() {
+        let c = parse(r#"{"kind":"red","min_th":5,"max_th":15,"unit":"packets","ecn":true,"gentle":true,"w_q":0.002}"#).unwrap();
+        match c {
+            QdiscConfig::Red(r) => {
+                assert_eq!((r.min_th, r.max_th, r.unit, r.ecn, r.gentle), (Some(5.0), Some(15.0), RedUnit::Packets, true, true))
+            }
+            _ => panic!(),
+        }
+        let c = parse(r#"{"kind":"pecn","limit":100,"upper":80,"lower":20,"unit":"bytes"}"#).unwrap();
+        assert_eq!(c, QdiscConfig::Pecn(PecnConfig { limit: 100, unit: PecnUnit::Bytes, upper: Some(80), lower: Some(20) }));
+        for bad in [
+            r#"{"kind":"red","maxp":0.1}"#,
+            r#"{"kind":"codel","target":5}"#,
+            r#"{"kind":"fq_codel","quantum":1514,"bogus":1}"#,
+            r#"{"kind":"pie","alpha":0.125,"gamma":1}"#,
+            r#"{"kind":"pecn","high":3}"#,
+            r#"{"kind":"sfq"}"#,
+        ] {
+            assert!(parse(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn build_reports_the_field_path() {
+        let c = parse(r#"{"kind":"pie","alpha":5}"#).unwrap();
+        let e = AnyQdisc::<u32>::build(&c, 1_000_000, stream(1, "q"), "topology.links[0].queue").unwrap_err();
+        assert_eq!(e.field, "topology.links[0].queue.alpha");
+    }
+}
