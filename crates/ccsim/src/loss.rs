@@ -178,7 +178,7 @@ impl LossModel {
         self.seen += 1;
         let hit = match &mut self.kind {
             Kind::Bernoulli { p } => *p > 0.0 && self.rng.random::<f64>() < *p,
-            Kind::Periodic { every, first } => i >= *first && (i - *first) % *every == 0,
+            Kind::Periodic { every, first } => i >= *first && (i - *first).is_multiple_of(*every),
             Kind::GilbertElliott { p_gb, p_bg, loss_good, loss_bad, bad } => {
                 let l = if *bad { *loss_bad } else { *loss_good };
                 let hit = l > 0.0 && self.rng.random::<f64>() < l;

@@ -202,8 +202,7 @@ impl<P: Copy> FqCodel<P> {
         let f = &mut self.flows[idx];
         let mut len = 0u64;
         let mut n = 0;
-        loop {
-            let Some(it) = f.q.pop_front() else { break };
+        while let Some(it) = f.q.pop_front() {
             f.bytes -= it.bytes as u64;
             self.total_bytes -= it.bytes as u64;
             self.total_pkts -= 1;
@@ -394,11 +393,9 @@ mod tests {
         for i in 0..200 {
             q.enqueue(item_flow(i, 1000, 1, false), 0, &mut out);
         }
-        let mut id = 1000;
         for ms in 1..400u64 {
             let now = ms * NS_PER_MS;
-            q.enqueue(item_flow(id, 100, 2, false), now, &mut out);
-            id += 1;
+            q.enqueue(item_flow(1000 + ms as u32, 100, 2, false), now, &mut out);
             while q.backlog_pkts() > 0 && q.dequeue(now, &mut out).map(|p| p.flow_hash) != Some(2) {}
         }
         assert!(!out.dropped.is_empty());

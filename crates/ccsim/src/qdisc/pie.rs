@@ -506,12 +506,10 @@ mod tests {
         q.next_update = u64::MAX;
         // Dequeue every 10 ms from 10 ms: the first dequeue only stamps dq_tstamp, each
         // next one takes 10 ms off; after the dequeue at 160 ms, 150 ms are used up.
-        let mut id = 1000;
         for k in 1..=16u64 {
             q.dequeue(k * 10 * NS_PER_MS, &mut out).unwrap();
             assert_eq!(q.burst_time(), (150 - 10 * (k - 1).min(15)) * NS_PER_MS);
-            q.enqueue(item(id, 1000), k * 10 * NS_PER_MS, &mut out);
-            id += 1;
+            q.enqueue(item(1000 + k as u32, 1000), k * 10 * NS_PER_MS, &mut out);
             if k < 16 {
                 assert!(out.dropped.is_empty(), "no early drop during the burst allowance (k={k})");
             }

@@ -635,7 +635,7 @@ mod tests {
             q.force_avg(20.0);
             q.enqueue(item_flow(0, 100, 0, true), 0, &mut out);
             q.enqueue(item_flow(1, 100, 0, false), 0, &mut out);
-            assert_eq!(out.dropped.iter().any(|d| d.0 == 1), true);
+            assert!(out.dropped.iter().any(|d| d.0 == 1));
             assert_eq!(out.marked == vec![(0, Reason::Forced)], forced_marks, "harddrop={harddrop}");
             assert_eq!(out.dropped.iter().any(|d| d.0 == 0), !forced_marks);
             // Early decisions mark ECT even with harddrop.
