@@ -41,13 +41,16 @@
 //! * **ECN.** With `ecn`, an early (probabilistic) decision marks an ECT packet instead
 //!   of dropping it; non-ECT packets are dropped. Above the forced threshold Linux marks
 //!   ECT packets too, *unless* `harddrop` is set, in which case it drops
-//!   (`sch_red_enqueue`, `RED_HARD_MARK`). We follow Linux.
+//!   (`red_enqueue`, `RED_HARD_MARK`). We follow Linux, including its `nodrop` flag
+//!   (Linux >= 5.8, `TC_RED_NODROP`): with `ecn` and `nodrop`, a non-ECT packet picked
+//!   for an early or forced mark is queued instead of dropped.
 //! * **Adaptive** (`adaptive = true`): Linux's `red_adaptative_algo`, run every 500 ms:
 //!   if `avg > min_th + 3/5*(max_th-min_th)` and `max_p <= 0.5`, `max_p += min(0.01,
 //!   max_p/4)`; if `avg < min_th + 2/5*(max_th-min_th)` and `max_p >= 0.01`,
 //!   `max_p *= 0.9` (Floyd, Gummadi & Shenker 2001, with Linux's constants). Linux uses
-//!   a kernel timer; we run the steps lazily at the start of each enqueue/dequeue, as
-//!   many as are due. That is exact, because between two calls the average does not
+//!   a kernel timer first armed 500 ms after the qdisc is configured; we take that to
+//!   be t = 0 and run the steps lazily at the start of each enqueue/dequeue, as many as
+//!   are due. That is exact, because between two calls the average does not
 //!   change (it is only updated on arrival) except for idle decay, which we apply to
 //!   the value each step reads just as the timer does.
 
@@ -106,6 +109,9 @@ pub struct RedConfig {
     pub ecn: bool,
     #[serde(default)]
     pub harddrop: bool,
+    /// With `ecn`: queue non-ECT packets instead of dropping them (Linux `nodrop`).
+    #[serde(default)]
+    pub nodrop: bool,
     #[serde(default)]
     pub gentle: bool,
     #[serde(default)]
@@ -139,6 +145,7 @@ impl Default for RedConfig {
             avpkt: default_avpkt(),
             ecn: false,
             harddrop: false,
+            nodrop: false,
             gentle: false,
             adaptive: false,
             byte_mode: false,
@@ -241,6 +248,7 @@ pub struct Red<P> {
     rate_bps: u64,
     ecn: bool,
     harddrop: bool,
+    nodrop: bool,
     adaptive: bool,
     byte_mode: bool,
     rng: Rng,
@@ -252,7 +260,7 @@ pub struct Red<P> {
     u: f64,
     /// Start of the current idle period, if the link is (or will be) idle.
     idle_since: Option<Nanos>,
-    next_adapt: Option<Nanos>,
+    next_adapt: Nanos,
 }
 
 impl<P: Copy> Red<P> {
@@ -325,6 +333,7 @@ impl<P: Copy> Red<P> {
             rate_bps,
             ecn: cfg.ecn,
             harddrop: cfg.harddrop,
+            nodrop: cfg.nodrop,
             adaptive: cfg.adaptive,
             byte_mode: cfg.byte_mode,
             rng,
@@ -332,7 +341,7 @@ impl<P: Copy> Red<P> {
             count: None,
             u: 0.0,
             idle_since: None,
-            next_adapt: None,
+            next_adapt: ADAPT_PERIOD,
         })
     }
 
@@ -378,7 +387,7 @@ impl<P: Copy> Red<P> {
         if !self.adaptive {
             return;
         }
-        let mut t = *self.next_adapt.get_or_insert(now + ADAPT_PERIOD);
+        let mut t = self.next_adapt;
         while t <= now {
             let avg = self.avg_at(t);
             let c = &mut self.curve;
@@ -392,7 +401,7 @@ impl<P: Copy> Red<P> {
             }
             t += ADAPT_PERIOD;
         }
-        self.next_adapt = Some(t);
+        self.next_adapt = t;
     }
 
     /// Linux `red_action` + the uniformisation; returns the reason to drop/mark, if any.
@@ -446,19 +455,16 @@ impl<P: Copy> Qdisc<P> for Red<P> {
             self.avg += self.w_q * (self.occupancy() - self.avg);
         }
         let verdict = self.decide(item.bytes);
+        // red_enqueue: ECN marks ECT packets (a forced decision only without
+        // harddrop); other packets are dropped, unless `nodrop` keeps non-ECT ones.
         let mark = match verdict {
             None => false,
-            Some(Reason::Early) => {
-                if self.ecn && item.ect {
-                    true
-                } else {
-                    out.dropped.push((item.pkt, Reason::Early));
-                    return;
-                }
-            }
             Some(r) => {
-                if self.ecn && !self.harddrop && item.ect {
+                let may_mark = self.ecn && (r == Reason::Early || !self.harddrop);
+                if may_mark && item.ect {
                     true
+                } else if may_mark && self.nodrop {
+                    false
                 } else {
                     out.dropped.push((item.pkt, r));
                     return;
@@ -470,8 +476,7 @@ impl<P: Copy> Qdisc<P> for Red<P> {
             out.dropped.push((item.pkt, Reason::Overflow));
             return;
         }
-        if mark {
-            let r = verdict.unwrap();
+        if let (true, Some(r)) = (mark, verdict) {
             out.marked.push((item.pkt, r));
         }
         item.enq_ns = now;
@@ -646,6 +651,25 @@ mod tests {
             assert_eq!(out.marked, vec![(3, Reason::Early)]);
             assert!(out.dropped.is_empty());
         }
+    }
+
+    #[test]
+    fn nodrop_queues_non_ect_packets() {
+        let mut q = red(RedConfig { ecn: true, nodrop: true, w_q: Some(1e-9), ..pkt_cfg(0.0, 10.0, 1.0) });
+        let mut out = QdiscOut::default();
+        q.force_avg(20.0);
+        q.enqueue(item_flow(0, 100, 0, false), 0, &mut out);
+        q.enqueue(item_flow(1, 100, 0, true), 0, &mut out);
+        assert!(out.dropped.is_empty());
+        assert_eq!(out.marked, vec![(1, Reason::Forced)]);
+        assert_eq!(q.backlog_pkts(), 2);
+        // harddrop still drops in the forced region, ECT or not.
+        let mut q = red(RedConfig { ecn: true, nodrop: true, harddrop: true, w_q: Some(1e-9), ..pkt_cfg(0.0, 10.0, 1.0) });
+        out.clear();
+        q.force_avg(20.0);
+        q.enqueue(item_flow(0, 100, 0, false), 0, &mut out);
+        q.enqueue(item_flow(1, 100, 0, true), 0, &mut out);
+        assert_eq!(out.dropped.len(), 2);
     }
 
     #[test]
