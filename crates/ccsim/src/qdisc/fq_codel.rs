@@ -18,7 +18,8 @@
 //! * Overflow: the arriving packet is queued first; if then the qdisc holds more than
 //!   `limit` packets or more than `memory_limit` bytes, `fq_codel_drop` finds the flow
 //!   with the largest byte backlog and drops packets from its *head*, up to
-//!   `drop_batch_size` (64) packets or until half of that flow's backlog is gone.
+//!   `drop_batch_size` (64) packets or until half of that flow's backlog is gone, and
+//!   adds the number dropped to that flow's CoDel `count` (a stronger signal next time).
 //!   Linux measures memory by `skb->truesize` (buffer overhead included, default limit
 //!   32 MiB); we count queued bytes, which is a lower bound on it.
 
@@ -150,11 +151,12 @@ impl<P: Copy> FqCodel<P> {
         if cfg.flows == 0 || cfg.flows > 65536 {
             return err("flows", format!("flows {} must be in 1..=65536 (default 1024)", cfg.flows));
         }
-        if cfg.quantum == 0 {
-            return err("quantum", "quantum must be > 0 bytes (default 1514)".into());
+        if !(256..=1 << 20).contains(&cfg.quantum) {
+            // Linux raises a smaller quantum to 256 and rejects one above 1 MiB.
+            return err("quantum", format!("quantum {} must be in 256..=1048576 bytes (default 1514)", cfg.quantum));
         }
-        if cfg.memory_limit == 0 {
-            return err("memory_limit", "memory_limit must be > 0 bytes (default 33554432)".into());
+        if cfg.memory_limit == 0 || cfg.memory_limit > 1 << 31 {
+            return err("memory_limit", format!("memory_limit {} must be in 1..=2^31 bytes (default 33554432)", cfg.memory_limit));
         }
         if cfg.drop_batch_size == 0 {
             return err("drop_batch_size", "drop_batch_size must be >= 1 packet (default 64)".into());
@@ -213,6 +215,9 @@ impl<P: Copy> FqCodel<P> {
                 break;
             }
         }
+        // "Tell codel to increase its signal strength also" (Linux >= 4.10): the
+        // flow's CoDel count grows by the packets just dropped.
+        f.vars.count = f.vars.count.wrapping_add(n);
     }
 }
 
@@ -375,6 +380,7 @@ mod tests {
         assert!(out.dropped.iter().all(|d| d.1 == Reason::Overflow));
         assert_eq!(q.backlog_pkts(), 6);
         assert_eq!(q.flow_backlog(1), 4000);
+        assert_eq!(q.flows[1].vars.count, 5);
         // Batch size caps the drop.
         let mut q = fq(FqCodelConfig { limit: 10, drop_batch_size: 2, ..Default::default() });
         out.clear();
