@@ -400,6 +400,12 @@ impl<P: Copy> Red<P> {
                 c.max_p *= 0.9;
             }
             t += ADAPT_PERIOD;
+            // Between two calls the average is constant or (idle) only decays, so once
+            // it is below target_min with max_p under its floor no later step can
+            // change anything: skip the rest in O(1) (long idle periods).
+            if avg < target_min && c.max_p < 0.01 && t <= now {
+                t += (now - t) / ADAPT_PERIOD * ADAPT_PERIOD + ADAPT_PERIOD;
+            }
         }
         self.next_adapt = t;
     }
@@ -754,6 +760,18 @@ mod tests {
         q.force_avg(13.0); // < target_min = 14
         q.dequeue(2_100_000_000, &mut out); // step at 2.0 s
         assert!((q.curve().max_p - 0.117).abs() < 1e-12);
+    }
+
+    #[test]
+    fn adaptive_decay_over_a_long_idle_period_is_fast_and_floors_max_p() {
+        let cfg = RedConfig { adaptive: true, w_q: Some(0.002), ..pkt_cfg(10.0, 20.0, 0.1) };
+        let mut q = red(cfg);
+        let mut out = QdiscOut::default();
+        // 10^6 s idle = 2*10^6 steps; 0.1*0.9^k drops below 0.01 after 22 steps.
+        q.enqueue(item(0, 100), 1_000_000_000_000_000, &mut out);
+        let p = q.curve().max_p;
+        assert!(p < 0.01 && p >= 0.009, "{p}");
+        assert_eq!(q.next_adapt, 1_000_000_500_000_000);
     }
 
     #[test]
