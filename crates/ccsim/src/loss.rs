@@ -167,6 +167,18 @@ impl LossModel {
         Ok(LossModel { kind, action, rng, seen: 0 })
     }
 
+    /// Long-run fraction of packets selected (see [`LossConfig::stationary_rate`]).
+    pub fn stationary_rate(&self) -> f64 {
+        match &self.kind {
+            Kind::Bernoulli { p } => *p,
+            Kind::Periodic { every, .. } => 1.0 / *every as f64,
+            Kind::GilbertElliott { p_gb, p_bg, loss_good, loss_bad, .. } => {
+                ge_stationary_rate(*p_gb, *p_bg, *loss_good, *loss_bad)
+            }
+            Kind::Trace { .. } => 0.0,
+        }
+    }
+
     /// Packets offered so far.
     pub fn packets_seen(&self) -> u64 {
         self.seen
@@ -265,6 +277,7 @@ mod tests {
         let want = cfg.stationary_rate();
         assert!((want - 0.01 / 0.11).abs() < 1e-15);
         let mut m = model(cfg);
+        assert_eq!(m.stationary_rate(), want);
         let n = 2_000_000u64;
         let lost = (0..n).filter(|_| m.decide(false) == Fate::Drop).count() as f64;
         let se = (want * (1.0 - want) * 1.89 / 0.11 / n as f64).sqrt();

@@ -7,6 +7,21 @@
 //! Drops and ECN marks decided inside `enqueue`/`dequeue` are reported through a
 //! reusable [`QdiscOut`] sink, because some disciplines drop a packet other than the
 //! one arriving (FQ-CoDel drops from the fattest flow) or drop at dequeue (CoDel).
+//! A packet reported in `marked` is still queued (enqueue-time marks) or is the one
+//! returned (dequeue-time marks): the caller sets its CE bit. Only ECT packets are
+//! ever marked.
+//!
+//! | `kind`     | file          | follows                                              |
+//! |------------|---------------|------------------------------------------------------|
+//! | `droptail` | `droptail.rs` | pfifo/bfifo/dummynet (Stewart note §1.4)              |
+//! | `red`      | `red.rs`      | Linux `sch_red` + gentle/byte mode from Floyd, ns-2   |
+//! | `codel`    | `codel.rs`    | Linux `sch_codel`, `codel_impl.h`                     |
+//! | `fq_codel` | `fq_codel.rs` | Linux `sch_fq_codel`                                  |
+//! | `pie`      | `pie.rs`      | Linux `sch_pie`/`pie.h`, RFC 8033                     |
+//! | `pecn`     | `pecn.rs`     | Persistent ECN, Wei thesis Algorithm 3                |
+//!
+//! Config fields that are durations carry their unit in the name (`target_us`), as
+//! Linux's netlink attributes do.
 
 pub mod codel;
 pub mod droptail;
@@ -20,8 +35,8 @@ use crate::rng::Rng;
 use crate::time::Nanos;
 use serde::{Deserialize, Serialize};
 
-pub use droptail::{DropRule, DropTail, DropTailConfig};
 pub use codel::{Codel, CodelConfig};
+pub use droptail::{DropRule, DropTail, DropTailConfig};
 pub use fq_codel::{FqCodel, FqCodelConfig};
 pub use pecn::{Pecn, PecnConfig, PecnUnit};
 pub use pie::{Pie, PieConfig};
