@@ -61,7 +61,8 @@ pub struct PieConfig {
     /// Gain on the delay trend, per second (default 1.25).
     #[serde(default = "default_beta")]
     pub beta: f64,
-    /// Burst allowance, microseconds (default 150000 = 150 ms).
+    /// Burst allowance, microseconds (default 150000 = 150 ms; RFC 8033 `MAX_BURST`,
+    /// which Linux hard-codes in `pie_vars_init`).
     #[serde(default = "default_max_burst_us")]
     pub max_burst_us: u64,
     #[serde(default)]
