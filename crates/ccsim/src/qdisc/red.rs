@@ -570,10 +570,11 @@ mod tests {
     /// Drop rate versus average queue on a long Poisson stream. The average is frozen
     /// by holding the backlog equal to it (an arrival followed by a departure keeps the
     /// queue at `n` packets and `avg = n` is a fixed point of the EWMA for any w_q).
-    /// Tolerance: the marks form a renewal process whose gaps are less variable than
-    /// geometric ones, so the binomial standard error sqrt(r(1-r)/N) bounds the
-    /// standard error of the empirical rate; we allow 4 of them (false-failure chance
-    /// < 1e-4 per point, and the seed is fixed anyway).
+    /// Tolerance: the marks form a renewal process with gaps uniform on 1..=m
+    /// (m = 1/p_b), so the count over N arrivals has variance N*sigma^2/mu^3 =
+    /// N*2(m-1)/(3(m+1)^2), a third of the binomial N*r(1-r) at the same rate
+    /// r = 2/(m+1). The binomial standard error sqrt(r(1-r)/N) is thus an upper bound;
+    /// we allow 4 of them (false-failure chance < 1e-4 per point; the seed is fixed).
     #[test]
     fn drop_rate_follows_formula_on_poisson_stream() {
         use rand_distr::{Distribution, Exp};
