@@ -403,6 +403,45 @@ mod tests {
         }
     }
 
+    /// Re-entering the dropping state soon after leaving it resumes from the drop rate
+    /// of the last cycle: count = count - lastcount, one Newton step from the current
+    /// reciprocal (codel_impl.h, "if min went above target close to when we last went
+    /// below it").
+    #[test]
+    fn reentry_resumes_from_previous_drop_rate() {
+        let mut q = codel(CodelConfig { limit: 10_000, ..Default::default() });
+        let mut out = QdiscOut::default();
+        for i in 0..1000 {
+            q.enqueue(item(i, 1000), 0, &mut out);
+        }
+        // Cycle 1: drops at 111, 211, 261, 318, 367 ms -> count 5, lastcount 1,
+        // rec_inv_sqrt 28935, drop_next 410.180601 ms.
+        for ms in 10..=367u64 {
+            q.dequeue(ms * NS_PER_MS, &mut out);
+        }
+        assert_eq!(out.dropped.len(), 5);
+        assert_eq!((q.vars().count, q.vars().lastcount, q.vars().rec_inv_sqrt), (5, 1, 28935));
+        // Drain everything at 368 ms (before drop_next): the backlog falls to one MTU,
+        // which ends the dropping state.
+        while q.dequeue(368 * NS_PER_MS, &mut out).is_some() {}
+        assert!(!q.vars().dropping);
+        assert_eq!(out.dropped.len(), 5);
+        // Cycle 2: a new standing queue from 400 ms; above target from 406 ms, so the
+        // first drop is at 507 ms, 96.8 ms after the old drop_next (< 16 intervals):
+        // count = 5 - 1 = 4, rec = newton(28935, 4) = 32121,
+        // drop_next = 507 ms + 100 ms * 32121/65536 = 556.012756 ms.
+        for i in 0..100 {
+            q.enqueue(item(5000 + i, 1000), 400 * NS_PER_MS, &mut out);
+        }
+        q.dequeue(406 * NS_PER_MS, &mut out).unwrap();
+        q.dequeue(506 * NS_PER_MS, &mut out).unwrap();
+        assert_eq!(out.dropped.len(), 5);
+        q.dequeue(507 * NS_PER_MS, &mut out).unwrap();
+        assert_eq!(out.dropped.len(), 6);
+        let v = q.vars();
+        assert_eq!((v.count, v.lastcount, v.rec_inv_sqrt, v.drop_next), (4, 4, 32121, 556_012_756));
+    }
+
     #[test]
     fn below_target_never_drops() {
         let mut q = codel(CodelConfig::default());
@@ -437,29 +476,29 @@ mod tests {
 
     #[test]
     fn ecn_marks_instead_of_dropping_and_packet_is_sent() {
+        // Even ids are ECT, odd ids are not. Same standing queue and drop schedule as
+        // above (drop_next 210.998, 261.000, 317.250, 366.029 ms): each due drop lands
+        // on an odd (non-ECT) head, which is dropped, until the one at 367 ms finds an
+        // ECT head, which is marked and sent instead.
         let mut q = codel(CodelConfig { ecn: true, ..Default::default() });
         let mut out = QdiscOut::default();
         for i in 0..100 {
             q.enqueue(item_flow(i, 1000, 0, i % 2 == 0), 0, &mut out);
         }
-        q.dequeue(10 * NS_PER_MS, &mut out).unwrap(); // pkt 0, starts the interval
-        let p = q.dequeue(111 * NS_PER_MS, &mut out).unwrap(); // pkt 1 non-ECT: dropped
-        assert_eq!(out.dropped, vec![(1, Reason::Codel)]);
-        assert_eq!(p.pkt, 2);
-        out.clear();
-        q.dequeue(212 * NS_PER_MS, &mut out).unwrap(); // pkt 3 non-ECT: dropped, 4 sent
-        let p = q.dequeue(262 * NS_PER_MS, &mut out).unwrap(); // pkt 5 non-ECT dropped
-        assert_eq!(p.pkt, 6);
-        out.clear();
-        let p = q.dequeue(318 * NS_PER_MS, &mut out).unwrap(); // ECT head 7? no: 7 is odd
-        assert_eq!((p.pkt, out.dropped.clone()), (8, vec![(7, Reason::Codel)]));
-        // Make the head ECT at a drop instant: pkt 9 (odd) is dequeued normally first.
-        out.clear();
-        q.dequeue(319 * NS_PER_MS, &mut out).unwrap(); // pkt 9, not yet time
-        let p = q.dequeue(367 * NS_PER_MS, &mut out).unwrap(); // pkt 10 ECT: marked, sent
+        assert_eq!(q.dequeue(10 * NS_PER_MS, &mut out).unwrap().pkt, 0); // starts the interval
+        let mut sent = Vec::new();
+        for ms in [111u64, 212, 262, 318, 319] {
+            sent.push(q.dequeue(ms * NS_PER_MS, &mut out).unwrap().pkt);
+        }
+        assert_eq!(sent, vec![2, 4, 6, 8, 9]);
+        let dropped: Vec<u32> = out.dropped.iter().map(|d| d.0).collect();
+        assert_eq!(dropped, vec![1, 3, 5, 7]);
+        assert!(out.marked.is_empty());
+        let p = q.dequeue(367 * NS_PER_MS, &mut out).unwrap();
         assert_eq!(p.pkt, 10);
         assert_eq!(out.marked, vec![(10, Reason::Codel)]);
-        assert!(out.dropped.is_empty());
+        assert_eq!(out.dropped.len(), 4);
+        assert_eq!(q.vars().count, 5);
     }
 
     #[test]

@@ -680,6 +680,28 @@ mod tests {
     }
 
     #[test]
+    fn byte_unit_average_follows_backlog_bytes() {
+        // Linux units: thresholds in bytes. w_q = 1 makes avg the backlog seen on
+        // arrival: 0, 1000, 2000, 3000 (enters the band: draw only), 4000 (>= max_th:
+        // forced), 4000 (forced).
+        let cfg = RedConfig {
+            limit: 100_000,
+            min_th: Some(3000.0),
+            max_th: Some(4000.0),
+            max_p: 1.0,
+            w_q: Some(1.0),
+            ..Default::default()
+        };
+        let mut q = red(cfg);
+        let mut out = QdiscOut::default();
+        for i in 0..6 {
+            q.enqueue(item(i, 1000), 0, &mut out);
+        }
+        assert_eq!(out.dropped, vec![(4, Reason::Forced), (5, Reason::Forced)]);
+        assert_eq!(q.avg(), 4000.0);
+    }
+
+    #[test]
     fn byte_limit_is_strict() {
         let mut q = red(RedConfig { limit: 3000, ..pkt_cfg(100.0, 200.0, 0.1) });
         let mut out = QdiscOut::default();
