@@ -391,6 +391,20 @@ mod tests {
     }
 
     #[test]
+    fn memory_limit_in_bytes_also_triggers_fattest_flow_drop() {
+        // 5000-byte memory limit: the 6th 1000-byte packet (flow 1 holds 4, flow 2 holds 2
+        // then) pushes the total to 6000 > 5000; flow 1 (4000 B) loses 2000 B from its head.
+        let mut q = fq(FqCodelConfig { memory_limit: 5000, ..Default::default() });
+        let mut out = QdiscOut::default();
+        for (i, f) in [1u32, 1, 1, 1, 2, 2].iter().enumerate() {
+            q.enqueue(item_flow(i as u32, 1000, *f, false), 0, &mut out);
+        }
+        let ids: Vec<u32> = out.dropped.iter().map(|d| d.0).collect();
+        assert_eq!(ids, vec![0, 1]);
+        assert_eq!(q.backlog_bytes(), 4000);
+    }
+
+    #[test]
     fn per_flow_codel_drops_only_the_standing_flow() {
         // Flow 1 has a standing queue of 200 packets enqueued at t=0. Flow 2 sends one
         // packet per poll, dequeued right away. DRR alternates; only flow 1 sees drops.

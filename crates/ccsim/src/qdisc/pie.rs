@@ -544,6 +544,28 @@ mod tests {
     }
 
     #[test]
+    fn bytemode_scales_probability_by_size_over_mtu() {
+        for (bytemode, want_drops) in [(false, 8usize), (true, 0)] {
+            let mut q = pie(PieConfig { bytemode, ..Default::default() });
+            let mut out = QdiscOut::default();
+            for i in 0..10 {
+                q.enqueue(item(i, 1000), 0, &mut out);
+            }
+            q.burst_time = 0;
+            q.next_update = u64::MAX;
+            q.qdelay = 20 * NS_PER_MS;
+            q.force_prob(1.0);
+            // p = 1: without bytemode every packet is dropped (U < 1 always). With it,
+            // a 151-byte packet counts p*151/1514 = 0.0997, so 8 of them accumulate
+            // 0.798 < 0.85 and none may be dropped.
+            for i in 0..8 {
+                q.enqueue(item(100 + i, 151), 0, &mut out);
+            }
+            assert_eq!(out.dropped.len(), want_drops, "bytemode={bytemode}");
+        }
+    }
+
+    #[test]
     fn ecn_marks_only_up_to_ten_percent() {
         for (p, marks) in [(0.1, true), (0.3, false)] {
             let mut q = pie(PieConfig { ecn: true, ..Default::default() });
