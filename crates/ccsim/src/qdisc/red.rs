@@ -793,7 +793,7 @@ mod tests {
         // 10^6 s idle = 2*10^6 steps; 0.1*0.9^k drops below 0.01 after 22 steps.
         q.enqueue(item(0, 100), 1_000_000_000_000_000, &mut out);
         let p = q.curve().max_p;
-        assert!(p < 0.01 && p >= 0.009, "{p}");
+        assert!((0.009..0.01).contains(&p), "{p}");
         assert_eq!(q.next_adapt, 1_000_000_500_000_000);
     }
 
