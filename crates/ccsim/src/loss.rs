@@ -97,7 +97,10 @@ fn check_prob(v: f64, field: &str, name: &str) -> Result<(), ConfigError> {
     if (0.0..=1.0).contains(&v) {
         Ok(())
     } else {
-        Err(ConfigError::new(format!("{field}.{name}"), format!("{name} = {v} is not a probability; give a value in [0, 1]")))
+        Err(ConfigError::new(
+            format!("{field}.{name}"),
+            format!("{name} = {v} is not a probability; give a value in [0, 1]"),
+        ))
     }
 }
 
@@ -150,7 +153,13 @@ impl LossModel {
                 check_prob(*loss_good, field, "loss_good")?;
                 check_prob(*loss_bad, field, "loss_bad")?;
                 (
-                    Kind::GilbertElliott { p_gb: *p_gb, p_bg: *p_bg, loss_good: *loss_good, loss_bad: *loss_bad, bad: false },
+                    Kind::GilbertElliott {
+                        p_gb: *p_gb,
+                        p_bg: *p_bg,
+                        loss_good: *loss_good,
+                        loss_bad: *loss_bad,
+                        bad: false,
+                    },
                     *action,
                 )
             }
@@ -273,7 +282,13 @@ mod tests {
     /// SE = sqrt(0.0909*0.909*17.18 / 2e6) = 8.4e-4; allow 4 SE.
     #[test]
     fn gilbert_elliott_long_run_matches_stationary_rate() {
-        let cfg = LossConfig::GilbertElliott { p_gb: 0.01, p_bg: 0.1, loss_good: 0.0, loss_bad: 1.0, action: LossAction::Drop };
+        let cfg = LossConfig::GilbertElliott {
+            p_gb: 0.01,
+            p_bg: 0.1,
+            loss_good: 0.0,
+            loss_bad: 1.0,
+            action: LossAction::Drop,
+        };
         let want = cfg.stationary_rate();
         assert!((want - 0.01 / 0.11).abs() < 1e-15);
         let mut m = model(cfg);
@@ -290,7 +305,13 @@ mod tests {
     #[test]
     fn gilbert_bursts_have_mean_length_one_over_p_bg() {
         // loss_bad = 1, loss_good = 0: a burst is a bad-state sojourn, geometric with mean 1/p_bg = 4.
-        let mut m = model(LossConfig::GilbertElliott { p_gb: 0.05, p_bg: 0.25, loss_good: 0.0, loss_bad: 1.0, action: LossAction::Drop });
+        let mut m = model(LossConfig::GilbertElliott {
+            p_gb: 0.05,
+            p_bg: 0.25,
+            loss_good: 0.0,
+            loss_bad: 1.0,
+            action: LossAction::Drop,
+        });
         let (mut bursts, mut lost, mut prev) = (0u64, 0u64, false);
         for _ in 0..1_000_000 {
             let l = m.decide(false) == Fate::Drop;
@@ -320,7 +341,13 @@ mod tests {
         assert_eq!(err(LossConfig::Bernoulli { p: -0.1, action: LossAction::Drop }), "link.loss.p");
         assert_eq!(err(LossConfig::Periodic { every: 0, offset: None, action: LossAction::Drop }), "link.loss.every");
         assert_eq!(
-            err(LossConfig::GilbertElliott { p_gb: 0.1, p_bg: 2.0, loss_good: 0.0, loss_bad: 1.0, action: LossAction::Drop }),
+            err(LossConfig::GilbertElliott {
+                p_gb: 0.1,
+                p_bg: 2.0,
+                loss_good: 0.0,
+                loss_bad: 1.0,
+                action: LossAction::Drop
+            }),
             "link.loss.p_bg"
         );
         assert_eq!(err(LossConfig::Trace { indices: vec![1, 5, 5], action: LossAction::Drop }), "link.loss.indices");
@@ -332,7 +359,16 @@ mod tests {
         let c: LossConfig = serde_json::from_str(r#"{"kind":"bernoulli","p":0.01,"action":"mark"}"#).unwrap();
         assert_eq!(c, LossConfig::Bernoulli { p: 0.01, action: LossAction::Mark });
         let c: LossConfig = serde_json::from_str(r#"{"kind":"gilbert_elliott","p_gb":0.1,"p_bg":0.5}"#).unwrap();
-        assert_eq!(c, LossConfig::GilbertElliott { p_gb: 0.1, p_bg: 0.5, loss_good: 0.0, loss_bad: 1.0, action: LossAction::Drop });
+        assert_eq!(
+            c,
+            LossConfig::GilbertElliott {
+                p_gb: 0.1,
+                p_bg: 0.5,
+                loss_good: 0.0,
+                loss_bad: 1.0,
+                action: LossAction::Drop
+            }
+        );
         let c: LossConfig = serde_json::from_str(r#"{"kind":"periodic","every":10}"#).unwrap();
         assert_eq!(c, LossConfig::Periodic { every: 10, offset: None, action: LossAction::Drop });
         let c: LossConfig = serde_json::from_str(r#"{"kind":"trace","indices":[1,2]}"#).unwrap();

@@ -390,9 +390,20 @@ mod tests {
             assert!(out.dropped.iter().all(|d| d.1 == Reason::Codel));
         }
         // drop_next after drop k (count k):
-        let want_next = [210_998_474u64, 260_999_999, 317_249_999, 366_029_295, 410_180_601, 450_587_400, 488_105_710, 523_257_382, 556_439_144];
+        let want_next = [
+            210_998_474u64,
+            260_999_999,
+            317_249_999,
+            366_029_295,
+            410_180_601,
+            450_587_400,
+            488_105_710,
+            523_257_382,
+            556_439_144,
+        ];
         assert_eq!(drop_nexts, want_next);
-        let want_ms: Vec<u64> = std::iter::once(111).chain(want_next[..8].iter().map(|t| t.div_ceil(NS_PER_MS))).collect();
+        let want_ms: Vec<u64> =
+            std::iter::once(111).chain(want_next[..8].iter().map(|t| t.div_ceil(NS_PER_MS))).collect();
         assert_eq!(drop_times, want_ms);
         // The spacing tends to interval/sqrt(count) (one Newton step per count lags the
         // exact root): 1.3% short at count 5, 0.6% at count 9.

@@ -156,7 +156,10 @@ impl<P: Copy> FqCodel<P> {
             return err("quantum", format!("quantum {} must be in 256..=1048576 bytes (default 1514)", cfg.quantum));
         }
         if cfg.memory_limit == 0 || cfg.memory_limit > 1 << 31 {
-            return err("memory_limit", format!("memory_limit {} must be in 1..=2^31 bytes (default 33554432)", cfg.memory_limit));
+            return err(
+                "memory_limit",
+                format!("memory_limit {} must be in 1..=2^31 bytes (default 33554432)", cfg.memory_limit),
+            );
         }
         if cfg.drop_batch_size == 0 {
             return err("drop_batch_size", "drop_batch_size must be >= 1 packet (default 64)".into());
@@ -315,7 +318,11 @@ mod tests {
         // Sojourn stays below target (dequeue at t=0), so CoDel never interferes.
         for _ in 0..600 {
             let p = q.dequeue(0, &mut out).unwrap();
-            if p.flow_hash == 1 { b1 += p.bytes as u64 } else { b2 += p.bytes as u64 }
+            if p.flow_hash == 1 {
+                b1 += p.bytes as u64
+            } else {
+                b2 += p.bytes as u64
+            }
         }
         assert!(out.dropped.is_empty());
         assert!(b1.abs_diff(b2) <= 1514 + 1500, "b1 {b1} b2 {b2}");

@@ -254,15 +254,22 @@ mod config_tests {
 
     #[test]
     fn fields_parse_and_unknown_fields_are_rejected() {
-        let c = parse(r#"{"kind":"red","min_th":5,"max_th":15,"unit":"packets","ecn":true,"gentle":true,"w_q":0.002}"#).unwrap();
+        let c = parse(r#"{"kind":"red","min_th":5,"max_th":15,"unit":"packets","ecn":true,"gentle":true,"w_q":0.002}"#)
+            .unwrap();
         match c {
             QdiscConfig::Red(r) => {
-                assert_eq!((r.min_th, r.max_th, r.unit, r.ecn, r.gentle), (Some(5.0), Some(15.0), RedUnit::Packets, true, true))
+                assert_eq!(
+                    (r.min_th, r.max_th, r.unit, r.ecn, r.gentle),
+                    (Some(5.0), Some(15.0), RedUnit::Packets, true, true)
+                )
             }
             _ => panic!(),
         }
         let c = parse(r#"{"kind":"pecn","limit":100,"upper":80,"lower":20,"unit":"bytes"}"#).unwrap();
-        assert_eq!(c, QdiscConfig::Pecn(PecnConfig { limit: 100, unit: PecnUnit::Bytes, upper: Some(80), lower: Some(20) }));
+        assert_eq!(
+            c,
+            QdiscConfig::Pecn(PecnConfig { limit: 100, unit: PecnUnit::Bytes, upper: Some(80), lower: Some(20) })
+        );
         for bad in [
             r#"{"kind":"red","maxp":0.1}"#,
             r#"{"kind":"codel","target":5}"#,

@@ -81,7 +81,10 @@ impl<P: Copy> Pecn<P> {
         if upper == 0 || upper > cfg.limit {
             return Err(ConfigError::new(
                 format!("{field}.upper"),
-                format!("upper watermark {upper} must be in 1..=limit ({}); a queue never exceeds its limit", cfg.limit),
+                format!(
+                    "upper watermark {upper} must be in 1..=limit ({}); a queue never exceeds its limit",
+                    cfg.limit
+                ),
             ));
         }
         let lower = cfg.lower.unwrap_or(upper / 2);
@@ -189,9 +192,9 @@ mod tests {
             (false, false, false, 2),
             (false, false, false, 3),
             (false, false, false, 4),
-            (false, true, true, 4), // arrival sees q = 4 >= upper: switch on, dropped (full)
+            (false, true, true, 4),  // arrival sees q = 4 >= upper: switch on, dropped (full)
             (false, false, true, 3), // departure leaves 3 > 2: still on
-            (true, false, true, 4), // arrival sees 3: marked because the switch is on
+            (true, false, true, 4),  // arrival sees 3: marked because the switch is on
             (false, false, true, 3),
             (false, false, false, 2), // departure leaves 2 <= lower: off
             (false, false, false, 3), // not marked any more
@@ -204,7 +207,8 @@ mod tests {
     #[test]
     fn lower_upper_below_limit_marks_without_dropping() {
         // B = 10, upper 3, lower 1: marking starts with the arrival that sees 3 queued.
-        let mut q = Pecn::new(&PecnConfig { limit: 10, upper: Some(3), lower: Some(1), ..Default::default() }, "q").unwrap();
+        let mut q =
+            Pecn::new(&PecnConfig { limit: 10, upper: Some(3), lower: Some(1), ..Default::default() }, "q").unwrap();
         let r = run(&mut q, "AAAAA DDD A DA", 100);
         let marks: Vec<bool> = r.iter().map(|x| x.0).collect();
         // A A A (see 0,1,2) unmarked; A (sees 3): on, marked; A marked; D D D leave
@@ -221,7 +225,8 @@ mod tests {
 
     #[test]
     fn non_ect_is_never_marked() {
-        let mut q = Pecn::new(&PecnConfig { limit: 10, upper: Some(1), lower: Some(0), ..Default::default() }, "q").unwrap();
+        let mut q =
+            Pecn::new(&PecnConfig { limit: 10, upper: Some(1), lower: Some(0), ..Default::default() }, "q").unwrap();
         let mut out = QdiscOut::default();
         q.enqueue(item_flow(0, 100, 0, false), 0, &mut out);
         q.enqueue(item_flow(1, 100, 0, false), 0, &mut out);
@@ -240,7 +245,7 @@ mod tests {
             (false, false, false, 1),
             (false, false, false, 2),
             (false, false, false, 3),
-            (false, true, true, 3), // sees 3000 >= 3000: on; 3000+1000 > 3000: dropped
+            (false, true, true, 3),  // sees 3000 >= 3000: on; 3000+1000 > 3000: dropped
             (false, false, true, 2), // leaves 2000 > 1500
             (true, false, true, 3),
             (false, false, true, 2),
@@ -254,7 +259,8 @@ mod tests {
     fn config_errors() {
         let e = Pecn::<u32>::new(&PecnConfig { upper: Some(2000), ..Default::default() }, "l.q").unwrap_err();
         assert_eq!(e.field, "l.q.upper");
-        let e = Pecn::<u32>::new(&PecnConfig { upper: Some(10), lower: Some(11), ..Default::default() }, "l.q").unwrap_err();
+        let e = Pecn::<u32>::new(&PecnConfig { upper: Some(10), lower: Some(11), ..Default::default() }, "l.q")
+            .unwrap_err();
         assert_eq!(e.field, "l.q.lower");
         let e = Pecn::<u32>::new(&PecnConfig { limit: 0, ..Default::default() }, "l.q").unwrap_err();
         assert_eq!(e.field, "l.q.limit");

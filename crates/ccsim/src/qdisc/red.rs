@@ -305,9 +305,7 @@ impl<P: Copy> Red<P> {
             }
             (None, None) => {
                 let to_bytes = |x: f64| x * unit_div;
-                let burst = cfg
-                    .burst
-                    .unwrap_or((2.0 * to_bytes(min_th) + to_bytes(max_th)) / (3.0 * cfg.avpkt as f64));
+                let burst = cfg.burst.unwrap_or((2.0 * to_bytes(min_th) + to_bytes(max_th)) / (3.0 * cfg.avpkt as f64));
                 let l = tc_wlog_from_burst(to_bytes(min_th), burst, cfg.avpkt).ok_or_else(|| {
                     err(
                         "burst",
@@ -671,7 +669,8 @@ mod tests {
         assert_eq!(out.marked, vec![(1, Reason::Forced)]);
         assert_eq!(q.backlog_pkts(), 2);
         // harddrop still drops in the forced region, ECT or not.
-        let mut q = red(RedConfig { ecn: true, nodrop: true, harddrop: true, w_q: Some(1e-9), ..pkt_cfg(0.0, 10.0, 1.0) });
+        let mut q =
+            red(RedConfig { ecn: true, nodrop: true, harddrop: true, w_q: Some(1e-9), ..pkt_cfg(0.0, 10.0, 1.0) });
         out.clear();
         q.force_avg(20.0);
         q.enqueue(item_flow(0, 100, 0, false), 0, &mut out);
@@ -773,11 +772,11 @@ mod tests {
         let mut q = red(cfg);
         let mut out = QdiscOut::default();
         assert!(q.dequeue(0, &mut out).is_none()); // schedules the first step at 500 ms
-        // keep a packet queued so there is no idle decay
+                                                   // keep a packet queued so there is no idle decay
         q.enqueue(item(0, 100), 0, &mut out);
         q.force_avg(17.0); // > target_max = 16
         q.dequeue(1_600_000_000, &mut out).unwrap(); // steps at 0.5, 1.0, 1.5 s
-        // 0.1 -> +0.01 each step (0.1/4 > 0.01)
+                                                     // 0.1 -> +0.01 each step (0.1/4 > 0.01)
         assert!((q.curve().max_p - 0.13).abs() < 1e-12, "{}", q.curve().max_p);
         q.enqueue(item(1, 100), 1_600_000_000, &mut out);
         q.force_avg(13.0); // < target_min = 14
@@ -803,7 +802,13 @@ mod tests {
         // W=1/16: (1-(15/16)^55)*16 = 15.54 < 26; W=1/32: (1-(31/32)^55)*32 = 26.42 -> wlog 5.
         assert_eq!(tc_wlog_from_burst(30000.0, 55.0, 1000), Some(5));
         assert_eq!(tc_wlog_from_burst(30000.0, 20.0, 1000), None);
-        let q = red(RedConfig { limit: 400_000, min_th: Some(30000.0), max_th: Some(90000.0), burst: Some(55.0), ..Default::default() });
+        let q = red(RedConfig {
+            limit: 400_000,
+            min_th: Some(30000.0),
+            max_th: Some(90000.0),
+            burst: Some(55.0),
+            ..Default::default()
+        });
         assert_eq!(q.w_q(), 1.0 / 32.0);
     }
 
