@@ -290,7 +290,8 @@ impl<P: Copy> Qdisc<P> for FqCodel<P> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::testutil::{item, item_flow};
+    use super::super::codel::{Codel, CodelConfig};
+    use super::super::testutil::{item, item_flow, overload_run};
     use super::*;
     use crate::time::NS_PER_MS;
 
@@ -427,6 +428,18 @@ mod tests {
         }
         assert!(!out.dropped.is_empty());
         assert!(out.dropped.iter().all(|d| d.0 < 200 && d.1 == Reason::Codel));
+    }
+
+    /// With a single flow FQ-CoDel is CoDel: the same state machine, the same drops.
+    #[test]
+    fn single_flow_behaves_exactly_like_codel() {
+        let a = overload_run(&mut fq(FqCodelConfig { ecn: false, ..Default::default() }), 1.2, 5);
+        let b = overload_run(&mut Codel::<u32>::new(&CodelConfig::default(), "q").unwrap(), 1.2, 5);
+        assert_eq!(format!("{a:?}"), format!("{b:?}"));
+        assert!(a.drop_frac > 0.1);
+        // With ECN (the default) the ECT packets are marked instead.
+        let c = overload_run(&mut fq(FqCodelConfig::default()), 1.2, 5);
+        assert!(c.mark_frac > 0.0);
     }
 
     #[test]

@@ -522,7 +522,7 @@ impl<P: Copy> Qdisc<P> for Red<P> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::testutil::{item, item_flow};
+    use super::super::testutil::{item, item_flow, overload_run};
     use super::*;
     use crate::rng::stream;
 
@@ -794,6 +794,22 @@ mod tests {
         let p = q.curve().max_p;
         assert!((0.009..0.01).contains(&p), "{p}");
         assert_eq!(q.next_adapt, 1_000_000_500_000_000);
+    }
+
+    /// Unresponsive Poisson load at 1.2x a 12 Mbit/s link (1 ms per packet). To drop
+    /// the 1/6 excess RED needs 2p/(1+p) ~ 1/6, p_b ~ 0.09, i.e. an average queue near
+    /// 5 + 0.91*10 = 14 packets, about 14 ms of delay. It drops a little more than 1/6
+    /// because the queue occasionally empties. Seed 9: 0.183 and 13.2 ms (gentle: 0.180,
+    /// 14.0 ms).
+    #[test]
+    fn settles_where_drop_rate_matches_the_excess() {
+        for gentle in [false, true] {
+            let cfg = RedConfig { gentle, ..pkt_cfg(5.0, 15.0, 0.1) };
+            let mut q = Red::new(&cfg, 12_000_000, stream(1, "red"), "q").unwrap();
+            let r = overload_run(&mut q, 1.2, 9);
+            assert!((0.16..0.2).contains(&r.drop_frac), "gentle={gentle} {r:?}");
+            assert!((8.0..20.0).contains(&r.mean_delay_ms), "gentle={gentle} {r:?}");
+        }
     }
 
     #[test]
