@@ -1,8 +1,8 @@
 //! CoDel (Nichols & Jacobson 2012; RFC 8289) as Linux implements it in
 //! `include/net/codel.h`, `include/net/codel_impl.h` and `net/sched/sch_codel.c`.
 //!
-//! The state machine ([`CodelVars::dequeue`]) is shared with FQ-CoDel, which runs one
-//! per flow: it pulls packets from a [`CodelQueue`], so the same code serves a FIFO and
+//! The state machine (`CodelVars::dequeue`) is shared with FQ-CoDel, which runs one
+//! per flow: it pulls packets from a `CodelQueue` (crate-private trait), so the same code serves a FIFO and
 //! a flow queue.
 //!
 //! Choices, all following Linux rather than the RFC pseudocode where they differ:
