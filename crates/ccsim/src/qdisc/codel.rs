@@ -2,8 +2,8 @@
 //! `include/net/codel.h`, `include/net/codel_impl.h` and `net/sched/sch_codel.c`.
 //!
 //! The state machine (`CodelVars::dequeue`) is shared with FQ-CoDel, which runs one
-//! per flow: it pulls packets from a `CodelQueue` (crate-private trait), so the same code serves a FIFO and
-//! a flow queue.
+//! per flow: it pulls packets from a `CodelQueue` (a crate-private trait), so the same
+//! code serves a FIFO and a flow queue.
 //!
 //! Choices, all following Linux rather than the RFC pseudocode where they differ:
 //! * Decisions happen at **dequeue**: the sojourn time of the head packet is compared
