@@ -43,6 +43,7 @@ MC_CASES = {
                      grid_step=0.25),
     "highspeed-printed": dict(protocol="highspeed", semantics="printed", loss=0.005, rtt_s=0.05, t0_s=0.5,
                               w_max=120, low_window=20, grid_step=0.5),
+    "reno-default-grid": dict(protocol="reno", loss=0.01, rtt_s=0.1, t0_s=1.0, w_max=40, rate_bps=5e6),
     "srf-observed-pT": dict(protocol="srf", loss=0.01, p_timeout=0.003, rtt_s=0.05, t0_s=0.5, w_max=80,
                             low_window=25, grid_step=0.5, rate_bps=50e6),
 }
@@ -183,7 +184,9 @@ def test_semantics_change_results_in_expected_direction():
 
 def test_window_grid_and_chain():
     g = window_grid(1000, None)
-    assert g[0] == 1 and g[-1] == 1000 and np.allclose(np.diff(g), np.diff(g)[0])
+    assert g[0] == 1 and g[-1] == 1000 and np.all(np.diff(g) > 0) and np.diff(g).max() < 0.0105 * 1000
+    u = window_grid(100, 0.5)
+    assert u.size == 199 and np.allclose(np.diff(u), 0.5)
     ch = build_chain(WeigleParams(protocol="reno", w_max=100, loss=0.01))
     assert ch.c_max == 100 and ch.initial_entry >= 0
     ch = build_chain(WeigleParams(protocol="highspeed", w_max=1000, loss=0.01))

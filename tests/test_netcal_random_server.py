@@ -87,7 +87,7 @@ def _check(n_rep, seed):
 
 
 def test_estimate_is_a_valid_lower_bound_at_stated_eps():
-    _check(n_rep=40, seed=11)
+    _check(n_rep=30, seed=11)
 
 
 @pytest.mark.slow

@@ -119,41 +119,42 @@ def test_seed_override_and_seed_list():
             {"kind": "red", "limit": "60000B", "min_th": "5pkt", "max_th": "15000B", "ecn": True},
             {
                 "kind": "red",
-                "limit_bytes": 60000,
-                "min_th_bytes": 5000,
-                "max_th_bytes": 15000,
+                "limit": 60000,
+                "unit": "bytes",
+                "min_th": 5000,
+                "max_th": 15000,
                 "max_p": 0.02,
                 "w_q": 0.002,
                 "gentle": True,
                 "adaptive": False,
                 "ecn": True,
                 "harddrop": False,
-                "bytemode": False,
-                "mean_pkt_bytes": 1000,
+                "byte_mode": False,
+                "avpkt": 1000,
             },
         ),
         (
             {"kind": "codel"},
-            {"kind": "codel", "target_ns": 5_000_000, "interval_ns": 100_000_000, "limit_pkts": 1000, "ecn": False,
-             "ce_threshold_ns": None},
+            {"kind": "codel", "target_us": 5_000, "interval_us": 100_000, "limit": 1000, "ecn": False,
+             "ce_threshold_us": None},
         ),
         (
             {"kind": "fq_codel", "ce_threshold": "1ms"},
-            {"kind": "fq_codel", "target_ns": 5_000_000, "interval_ns": 100_000_000, "limit_pkts": 10240,
-             "quantum_bytes": 1514, "flows": 1024, "ecn": True, "ce_threshold_ns": 1_000_000},
+            {"kind": "fq_codel", "target_us": 5_000, "interval_us": 100_000, "limit": 10240,
+             "quantum": 1514, "flows": 1024, "ecn": True, "ce_threshold_us": 1_000},
         ),
         (
             {"kind": "pie"},
-            {"kind": "pie", "target_ns": 15_000_000, "tupdate_ns": 15_000_000, "limit_pkts": 1000, "alpha": 0.125,
-             "beta": 1.25, "max_burst_ns": 150_000_000, "ecn": False, "bytemode": False},
+            {"kind": "pie", "target_us": 15_000, "tupdate_us": 15_000, "limit": 1000, "alpha": 0.125,
+             "beta": 1.25, "max_burst_us": 150_000, "ecn": False, "bytemode": False},
         ),
         (
             {"kind": "pecn", "limit": "100pkt"},
-            {"kind": "pecn", "limit": 100, "rule": "packets", "upper": 100, "lower": 50},
+            {"kind": "pecn", "limit": 100, "unit": "packets", "upper": 100, "lower": 50},
         ),
         (
             {"kind": "pecn", "limit": "30000B", "upper": "20000B"},
-            {"kind": "pecn", "limit": 30000, "rule": "bytes-strict", "upper": 20000, "lower": 10000},
+            {"kind": "pecn", "limit": 30000, "unit": "bytes", "upper": 20000, "lower": 10000},
         ),
     ],
 )
@@ -643,7 +644,7 @@ app = { kind = "onoff", size = "1200B", peak_rate = "20Mbit", on = { dist = "par
     assert scn.flow_names() == ["long", "noise[0]", "noise[1]"]
     hops = cfg["topology"]["hop_links"]
     assert [h["queue"]["kind"] for h in hops] == ["fq_codel", "pie", "fq_codel"]
-    assert hops[0]["queue"]["ce_threshold_ns"] == 500_000 and hops[0]["delay_ns"] == 2_500_000
+    assert hops[0]["queue"]["ce_threshold_us"] == 500 and hops[0]["delay_ns"] == 2_500_000
     assert [h["loss"]["kind"] for h in hops] == ["gilbert_elliott", "gilbert_elliott", "trace"]
     assert all(r["rate_bps"] == 100_000_000 for r in cfg["topology"]["reverse_links"])
     long = cfg["flows"][0]

@@ -38,6 +38,7 @@ def estimate_from_csv(
     samples: int = typer.Option(750, "--samples", help="samples per rate (I)"),
     mean_gap: float = typer.Option(2.0, "--mean-gap", help="mean spacing of sampled packets"),
     max_extensions: int = typer.Option(20, "--max-extensions", help="extensions before giving up on independence"),
+    stationarity_retries: int = typer.Option(2, "--stationarity-retries", help="extra DF-GLS attempts (0 = paper's rule)"),
     warmup_fraction: float = typer.Option(0.1, "--warmup-fraction", help="fraction of each train discarded"),
     seed: int = typer.Option(0, "--seed", help="seed of the random sampling"),
     time_scale: Optional[List[float]] = typer.Option(None, "--time-scale", help="time scale in s (repeatable)"),
@@ -55,26 +56,30 @@ def estimate_from_csv(
     console = Console()
     try:
         cfg = ProbingConfig(samples=samples, mean_gap=mean_gap, max_extensions=max_extensions,
-                            warmup_fraction=warmup_fraction, seed=seed)
+                            stationarity_retries=stationarity_retries, warmup_fraction=warmup_fraction, seed=seed)
         est = estimate_from_file(from_csv, xi, r_acc_bps, cfg)
         scales = sorted(time_scale) if time_scale else list(DEFAULT_TIME_SCALES)
         if any(s <= 0 for s in scales):
             raise NetcalError("--time-scale values must be positive")
         table = Table(title=f"service-curve estimate: xi={est.xi:g}, |R|={est.n_rates}, "
                             f"eps={est.eps:g}{' (vacuous: eps >= 1)' if est.vacuous else ''}")
-        table.add_column("t [s]", justify="right")
+        table.add_column("t (s)", justify="right")
         table.add_column("S~(t)", justify="right")
         table.add_column("alpha~(t)", justify="right")
         for s, sv, av in zip(scales, est.S(scales), est.alpha(scales)):
             table.add_row(f"{s:g}", _fmt_bits(float(sv)), _fmt_rate(float(av)))
         console.print(table)
-        console.print(f"accepted rates: {', '.join(_fmt_rate(r) for r in est.rates_bps)}; "
-                      f"latency {est.latency_s * 1e3:.3f} ms; long-term rate {_fmt_rate(est.long_term_rate_bps)}; "
-                      f"eps = |R| * xi = {est.n_rates} * {est.xi:g} = {est.eps:g}")
+        console.print(
+            f"accepted rates: {', '.join(_fmt_rate(r) for r in est.rates_bps)}; "
+            f"latency {est.latency_s * 1e3:.3f} ms; long-term rate {_fmt_rate(est.long_term_rate_bps)}; "
+            f"eps = |R| * xi = {est.n_rates} * {est.xi:g} = {est.eps:g}",
+            markup=False,
+        )
         stop = est.probing.stop_rate_bps if est.probing is not None else None
-        console.print("stopped at " + (_fmt_rate(stop) if stop is not None else "no rate (all stationary)"))
+        stopped = _fmt_rate(stop) if stop is not None else "no rate (all stationary)"
+        console.print(f"stopped at {stopped}", markup=False)
         for w in (est.probing.warnings if est.probing is not None else ()):
-            console.print(f"warning: {w}")
+            console.print(f"warning: {w}", markup=False)
         if trace is not None:
             from .bounds import delay_bounds
             from .io import load_trace_csv
@@ -83,12 +88,12 @@ def estimate_from_csv(
             b = delay_bounds(tr["t_s"].to_numpy(), tr["bytes"].to_numpy(), est)
             console.print(f"trace {trace.name}: max per-packet delay bound {b.max_per_packet_delay_s:.6g} s, "
                           f"envelope delay bound {b.envelope_delay_s:.6g} s, backlog bound "
-                          f"{_fmt_bits(b.backlog_bits)} (eps={est.eps:g})")
+                          f"{_fmt_bits(b.backlog_bits)} (eps={est.eps:g})", markup=False)
         if plot is not None:
             from .plots import plot_attainable_rate
 
             out = plot_attainable_rate(est, plot)
-            console.print(f"wrote {out}")
+            console.print(f"wrote {out}", markup=False)
     except NetcalError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(code=2)

@@ -43,46 +43,54 @@ __all__ = ["DropTail", "Red", "CoDel", "FqCoDel", "Pie", "PersistentEcn", "Queue
 RUST_KEYS: dict[str, dict[str, str]] = {
     "droptail": {"limit": "limit", "rule": "rule", "count_in_service": "count_in_service"},
     "red": {
-        "limit": "limit_bytes",
-        "min_th": "min_th_bytes",
-        "max_th": "max_th_bytes",
+        "limit": "limit",
+        "unit": "unit",
+        "min_th": "min_th",
+        "max_th": "max_th",
         "max_p": "max_p",
         "w_q": "w_q",
         "gentle": "gentle",
         "adaptive": "adaptive",
         "ecn": "ecn",
         "harddrop": "harddrop",
-        "bytemode": "bytemode",
-        "avpkt": "mean_pkt_bytes",
+        "bytemode": "byte_mode",
+        "avpkt": "avpkt",
     },
+    # Durations go to Rust in microseconds (as Linux's netlink attributes).
     "codel": {
-        "target": "target_ns",
-        "interval": "interval_ns",
-        "limit": "limit_pkts",
+        "target": "target_us",
+        "interval": "interval_us",
+        "limit": "limit",
         "ecn": "ecn",
-        "ce_threshold": "ce_threshold_ns",
+        "ce_threshold": "ce_threshold_us",
     },
     "fq_codel": {
-        "target": "target_ns",
-        "interval": "interval_ns",
-        "limit": "limit_pkts",
-        "quantum": "quantum_bytes",
+        "target": "target_us",
+        "interval": "interval_us",
+        "limit": "limit",
+        "quantum": "quantum",
         "flows": "flows",
         "ecn": "ecn",
-        "ce_threshold": "ce_threshold_ns",
+        "ce_threshold": "ce_threshold_us",
     },
     "pie": {
-        "target": "target_ns",
-        "tupdate": "tupdate_ns",
-        "limit": "limit_pkts",
+        "target": "target_us",
+        "tupdate": "tupdate_us",
+        "limit": "limit",
         "alpha": "alpha",
         "beta": "beta",
-        "max_burst": "max_burst_ns",
+        "max_burst": "max_burst_us",
         "ecn": "ecn",
         "bytemode": "bytemode",
     },
-    "pecn": {"limit": "limit", "rule": "rule", "upper": "upper", "lower": "lower"},
+    "pecn": {"limit": "limit", "unit": "unit", "upper": "upper", "lower": "lower"},
 }
+
+
+def _us(ns: Optional[int]) -> Optional[int]:
+    """Nanoseconds to whole microseconds (the qdiscs' unit), rounding to nearest."""
+    return None if ns is None else (ns + 500) // 1000
+
 
 DropRule = Literal["packets", "bytes-strict", "bytes-loose"]
 
@@ -197,6 +205,7 @@ class Red(_Queue):
         return self._emit(
             {
                 "limit": limit,
+                "unit": "bytes",
                 "min_th": min_th,
                 "max_th": max_th,
                 "max_p": self.max_p,
@@ -229,11 +238,11 @@ class CoDel(_Queue):
     def to_json(self) -> dict[str, Any]:
         return self._emit(
             {
-                "target": self.target,
-                "interval": self.interval,
+                "target": _us(self.target),
+                "interval": _us(self.interval),
                 "limit": self.limit.value,
                 "ecn": self.ecn,
-                "ce_threshold": self.ce_threshold,
+                "ce_threshold": _us(self.ce_threshold),
             }
         )
 
@@ -258,13 +267,13 @@ class FqCoDel(_Queue):
     def to_json(self) -> dict[str, Any]:
         return self._emit(
             {
-                "target": self.target,
-                "interval": self.interval,
+                "target": _us(self.target),
+                "interval": _us(self.interval),
                 "limit": self.limit.value,
                 "quantum": self.quantum,
                 "flows": self.flows,
                 "ecn": self.ecn,
-                "ce_threshold": self.ce_threshold,
+                "ce_threshold": _us(self.ce_threshold),
             }
         )
 
@@ -290,12 +299,12 @@ class Pie(_Queue):
     def to_json(self) -> dict[str, Any]:
         return self._emit(
             {
-                "target": self.target,
-                "tupdate": self.tupdate,
+                "target": _us(self.target),
+                "tupdate": _us(self.tupdate),
                 "limit": self.limit.value,
                 "alpha": self.alpha,
                 "beta": self.beta,
-                "max_burst": self.max_burst,
+                "max_burst": _us(self.max_burst),
                 "ecn": self.ecn,
                 "bytemode": self.bytemode,
             }
@@ -340,7 +349,8 @@ class PersistentEcn(_Queue):
 
     def to_json(self) -> dict[str, Any]:
         limit, upper, lower = self.levels()
-        return self._emit({"limit": limit, "rule": _rule_for(self.limit, self.rule), "upper": upper, "lower": lower})
+        unit = "packets" if _rule_for(self.limit, self.rule) == "packets" else "bytes"
+        return self._emit({"limit": limit, "unit": unit, "upper": upper, "lower": lower})
 
 
 Queue = tagged(DropTail, Red, CoDel, FqCoDel, Pie, PersistentEcn, default="droptail")

@@ -54,8 +54,7 @@ def simulate_chain(params: WeigleParams, checkpoints, runs: int = 10_000, seed: 
     K = float(params.w_max)
     proto = make_protocol(params.protocol, params.semantics, params.low_window, K)
     L = proto.low_window
-    grid = window_grid(K, params.grid_step)
-    step = (grid[-1] - grid[0]) / (grid.size - 1) if grid.size > 1 else 1.0
+    grid = window_grid(K, params.grid_step, params.grid_rel_step)
     p = float(params.loss)
     t_to = timeout_duration(params.t0_s, p) if params.timeout_backoff else float(params.t0_s)
     rtt = float(params.rtt_s)
@@ -74,11 +73,10 @@ def simulate_chain(params: WeigleParams, checkpoints, runs: int = 10_000, seed: 
         x = np.clip(x, 1.0, K)
         if grid.size == 1:
             return np.ones_like(x)
-        pos = (x - 1.0) / step
-        k = np.floor(pos + 1e-9)
-        frac = np.where(pos - k < 1e-9, 0.0, pos - k)
+        k = np.clip(np.searchsorted(grid, x, side="right") - 1, 0, grid.size - 2)
+        frac = (x - grid[k]) / (grid[k + 1] - grid[k])
         up = rng.random(x.shape) < frac
-        return np.minimum(1.0 + (k + up) * step, K)
+        return np.where(up, grid[k + 1], grid[k])
 
     R = int(runs)
     w = np.ones(R)

@@ -61,10 +61,10 @@ class WeigleParams:
         Eq. (19) with a window-independent ``p_T = min(p_timeout, p)``.
     timeout_backoff:
         True: ``t_TO`` from Eq. (20); False: ``t_TO = TO``.
-    grid_step:
-        Step ``Delta`` of the congestion-avoidance window grid (randomised rounding);
-        ``None`` = ``max(1/8, (K-1)/1024)``; always adjusted so that ``(K-1)/Delta``
-        is an integer (see :func:`window_grid`).
+    grid_step, grid_rel_step:
+        Congestion-avoidance window grid (randomised rounding), see :func:`window_grid`:
+        only ``grid_step`` given = uniform step ``Delta``; default = step 1/8 up to
+        window 12.5 then geometric with 1 % relative steps.
     """
 
     protocol: str = "reno"
@@ -81,6 +81,7 @@ class WeigleParams:
     p_timeout: float | None = None
     timeout_backoff: bool = True
     grid_step: float | None = None
+    grid_rel_step: float | None = None
 
     def __post_init__(self) -> None:
         if str(self.protocol).lower() not in PROTOCOLS and self.protocol not in ("stcp", "hstcp"):
@@ -105,6 +106,9 @@ class WeigleParams:
                  lambda v: 0.0 <= v <= self.loss)
         if self.grid_step is not None:
             _num("grid_step", self.grid_step, "a window step in segments > 0", lambda v: v > 0)
+        if self.grid_rel_step is not None:
+            _num("grid_rel_step", self.grid_rel_step, "a relative window step 0 <= r <= 1 (0 = uniform)",
+                 lambda v: 0 <= v <= 1)
 
     @property
     def exit_mode(self) -> str:
@@ -120,19 +124,41 @@ class WeigleParams:
         return params, int(math.ceil(nbytes / params.mss_bytes))
 
 
-def window_grid(w_max: float, grid_step: float | None) -> np.ndarray:
-    """Congestion-avoidance window grid ``1, 1+Delta, ..., K`` (Section 2.10 step 1, option a).
+def window_grid(w_max: float, grid_step: float | None = None, grid_rel_step: float | None = None) -> np.ndarray:
+    """Congestion-avoidance window grid on ``[1, K]`` (note Section 2.10 step 1, option a).
+
+    * ``grid_step`` given and ``grid_rel_step`` None: uniform grid ``1, 1+Delta, ..., K``
+      (Delta adjusted down so that ``(K-1)/Delta`` is an integer);
+    * otherwise (default): uniform step ``Delta0 = grid_step or 1/8`` up to the window
+      ``Delta0 / r`` and geometric spacing ``w_{k+1} = w_k (1 + r)`` above it, with
+      ``r = grid_rel_step or 0.01``; ``K`` is always a grid point.
 
     Non-grid windows are mapped to the two neighbouring grid points with linear
     weights ("randomised rounding"), which keeps the discretised chain Markov and
-    the recursions (9)-(18) exact for it.
+    the recursions (9)-(18) exact for it (it preserves the mean window change).
     """
     K = float(w_max)
     if K <= 1.0:
         return np.array([1.0])
-    step = max(0.125, (K - 1.0) / 1024.0) if grid_step is None else float(grid_step)
-    intervals = max(1, int(math.ceil((K - 1.0) / step - 1e-9)))
-    return np.linspace(1.0, K, intervals + 1)
+    if grid_step is not None and grid_rel_step is None:
+        intervals = max(1, int(math.ceil((K - 1.0) / float(grid_step) - 1e-9)))
+        return np.linspace(1.0, K, intervals + 1)
+    d0 = 0.125 if grid_step is None else float(grid_step)
+    r = 0.01 if grid_rel_step is None else float(grid_rel_step)
+    if r <= 0:
+        return window_grid(K, d0, None)
+    w_switch = max(1.0, d0 / r)
+    pts = [np.arange(1.0, min(w_switch, K), d0)]
+    if w_switch < K:
+        start = pts[0][-1] + d0 if pts[0].size else w_switch
+        k = int(math.ceil(math.log(K / start) / math.log1p(r))) if K > start else 0
+        pts.append(start * (1.0 + r) ** np.arange(k + 1))
+    g = np.concatenate(pts)
+    g = g[g < K * (1 - 1e-9)]
+    # avoid a sliver interval just below K
+    if g.size > 1 and (K - g[-1]) < 0.25 * (g[-1] - g[-2]):
+        g = g[:-1]
+    return np.append(g, K)
 
 
 def round_weights(x: np.ndarray, grid: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -140,9 +166,7 @@ def round_weights(x: np.ndarray, grid: np.ndarray) -> tuple[np.ndarray, np.ndarr
     x = np.clip(np.asarray(x, dtype=float), grid[0], grid[-1])
     if grid.size == 1:
         return np.zeros(x.shape, dtype=np.int64), np.zeros(x.shape)
-    step = (grid[-1] - grid[0]) / (grid.size - 1)
-    pos = (x - grid[0]) / step
-    lo = np.clip(np.floor(pos + 1e-9).astype(np.int64), 0, grid.size - 2)
-    wt = np.clip(pos - lo, 0.0, 1.0)
-    wt[wt < 1e-9] = 0.0
+    lo = np.clip(np.searchsorted(grid, x, side="right") - 1, 0, grid.size - 2).astype(np.int64)
+    wt = np.clip((x - grid[lo]) / (grid[lo + 1] - grid[lo]), 0.0, 1.0)
+    wt = np.where(wt < 1e-9, 0.0, np.where(wt > 1 - 1e-9, 1.0, wt))
     return lo, wt

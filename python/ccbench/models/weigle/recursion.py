@@ -96,7 +96,7 @@ def build_chain(params: WeigleParams) -> Chain:
     K = float(params.w_max)
     proto = make_protocol(params.protocol, params.semantics, params.low_window, K)
     L = proto.low_window
-    grid = window_grid(K, params.grid_step)
+    grid = window_grid(K, params.grid_step, params.grid_rel_step)
     pL, pT = loss_probabilities(params, grid)
     if np.any(pL < -1e-15):
         bad = grid[np.argmax(pL < -1e-15)]
@@ -197,6 +197,7 @@ class TransferTime:
     t_to: float
     seconds: float
     solver: str = "doubling"
+    grid_points: int = 0
 
     @property
     def n(self) -> np.ndarray:
@@ -552,7 +553,7 @@ def transfer_time(params: WeigleParams, n: int, *, early_stop: bool = False, eps
     elif not early_stop:
         n_eps = find_n_eps(mean_out, eps)
     return TransferTime(params=params, mean_s=mean_out, var_s2=var, n_computed=done, n_eps=n_eps, eps=eps,
-                        grid_step=float(ch.grid[1] - ch.grid[0]) if N > 1 else 0.0,
+                        grid_step=float(np.min(np.diff(ch.grid))) if N > 1 else 0.0, grid_points=N,
                         n_states=ch.n_states, t_to=ch.t_to, seconds=time.perf_counter() - t_start,
                         solver=lossolve.method)
 

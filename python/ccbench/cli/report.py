@@ -1,0 +1,31 @@
+"""``ccbench report RUN_OR_SWEEP_DIR``: one self-contained HTML file."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+
+def report_cmd(
+    directory: Path = typer.Argument(..., metavar="RUN_OR_SWEEP_DIR", help="A run directory (ccbench run) or a sweep directory (ccbench sweep).", show_default=False),
+    out: Path = typer.Option(None, "--out", "-o", help="HTML file to write (default: DIR/report.html)."),
+    fmt: str = typer.Option("svg", "--format", "-f", help="Figure format inside the page: svg (vector) or png."),
+    metric: list[str] = typer.Option(None, "--metric", "-m", help="Sweep reports: metrics to plot, repeatable (default: goodput, loss, delay and RTT percentiles)."),
+) -> None:
+    """Write one self-contained HTML report (inline figures; opens offline).
+
+    A run: its scenario, the per-flow table, drops, delay CCDFs, cwnd and queue traces.
+    A sweep: status, the summary table (median over seeds), failed points, and a figure
+    per (metric, swept parameter) with the median and min-max over seeds.
+
+    Example: ccbench report runs/droprules --out droprules.html
+    """
+    from ccbench.report import write_report
+
+    path = write_report(directory, out, fmt=fmt, metrics=list(metric) or None)
+    typer.echo(f"wrote {path} ({path.stat().st_size / 1e3:.0f} kB)")
+
+
+def register(app: typer.Typer) -> None:
+    app.command("report")(report_cmd)

@@ -1,0 +1,260 @@
+"""The HTML report of a sweep: status, a summary table (median over seeds) and one
+figure per (metric, swept parameter): the metric's median with min-max error bars over
+the seeds, against the parameter's values, one line per combination of the other
+parameters, one panel per flow (as Stewart et al. plot their results)."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import math
+import time
+from pathlib import Path
+from typing import Any, Optional
+
+import numpy as np
+import pandas as pd
+
+from . import html as H
+
+# metric -> (label, scale, unit)
+METRICS: dict[str, tuple[str, float, str]] = {
+    "goodput_bps": ("goodput", 1e-6, "Mbit/s"),
+    "loss_rate": ("loss rate", 100.0, "%"),
+    "delay_p50_s": ("median delay", 1e3, "ms"),
+    "delay_p95_s": ("95th percentile delay", 1e3, "ms"),
+    "delay_p99_s": ("99th percentile delay", 1e3, "ms"),
+    "delay_max_s": ("maximum delay", 1e3, "ms"),
+    "rtt_p50_s": ("median RTT", 1e3, "ms"),
+    "rtt_p95_s": ("95th percentile RTT", 1e3, "ms"),
+    "completion_s": ("completion time", 1.0, "s"),
+    "retrans_bytes": ("retransmitted bytes", 1.0, "B"),
+    "timeouts": ("timeouts", 1.0, ""),
+}
+DEFAULT_METRICS = ("goodput_bps", "loss_rate", "delay_p50_s", "delay_p95_s", "delay_p99_s", "rtt_p50_s", "rtt_p95_s", "completion_s")
+TABLE_METRICS = ("goodput_bps", "loss_rate", "delay_p50_s", "delay_p95_s", "delay_p99_s", "rtt_p50_s", "completion_s")
+
+
+def norm(v: Any) -> Any:
+    """A parameter value as the summary column holds it (see store._param_column)."""
+    if isinstance(v, (dict, list)):
+        return json.dumps(v, sort_keys=True)
+    return v
+
+
+def _short_names(keys: list[str]) -> dict[str, str]:
+    """Shortest unambiguous dotted suffix of each key (``queue.limit`` for ``topology.bottleneck.queue.limit``)."""
+    out = {}
+    for k in keys:
+        parts = k.split(".")
+        for n in range(1, len(parts) + 1):
+            cand = ".".join(parts[-n:])
+            if sum(1 for o in keys if o == cand or o.endswith("." + cand)) == 1:
+                out[k] = cand
+                break
+        else:
+            out[k] = k
+    return out
+
+
+def _label(v: Any) -> str:
+    return v if isinstance(v, str) else json.dumps(v)
+
+
+def _axis_values(meta: dict[str, Any], axis: list[str]) -> list[tuple]:
+    """The axis' values in the sweep file's order (tuples: one entry per key)."""
+    grid, zipped = meta.get("grid", {}), meta.get("zip", {})
+    if len(axis) == 1 and axis[0] in grid:
+        return [(norm(v),) for v in grid[axis[0]]]
+    n = len(zipped[axis[0]])
+    return [tuple(norm(zipped[k][i]) for k in axis) for i in range(n)]
+
+
+def _matches(df: pd.DataFrame, keys: list[str], values: tuple) -> pd.Series:
+    m = pd.Series(True, index=df.index)
+    for k, v in zip(keys, values):
+        col = df[k]
+        if isinstance(v, float) and math.isnan(v):
+            m &= col.isna()
+        else:
+            m &= col.astype(object).eq(v) if col.dtype == object else col.eq(v)
+    return m.fillna(False).astype(bool)
+
+
+def varied_axes(meta: dict[str, Any]) -> list[list[str]]:
+    """Axes with at least two values (a single value is a constant, not an axis)."""
+    return [list(a) for a in meta.get("axes", []) if len(_axis_values(meta, list(a))) > 1]
+
+
+def metric_figure(ok: pd.DataFrame, meta: dict[str, Any], axis: list[str], metric: str):
+    """One figure: ``metric`` against the values of ``axis``, panels per flow, lines per
+    combination of the other axes; points at the median, error bars from min to max over
+    the seeds. None when there is nothing finite to draw."""
+    from ccbench.plots import _plt
+
+    label, scale, unit = METRICS.get(metric, (metric, 1.0, ""))
+    axes = varied_axes(meta)
+    others = [a for a in axes if a != axis]
+    short = _short_names(list(meta.get("parameters", [])))
+    xs = _axis_values(meta, axis)
+    numeric_x = len(axis) == 1 and all(isinstance(v[0], (int, float)) and not isinstance(v[0], bool) for v in xs)
+    xpos = [float(v[0]) for v in xs] if numeric_x else list(range(len(xs)))
+    xlabels = [" / ".join(_label(x) for x in v) for v in xs]
+    other_vals = [_axis_values(meta, a) for a in others]
+    groups = list(itertools.product(*other_vals)) if others else [()]
+    flows = [f for f in pd.unique(ok["flow"].dropna())]
+    if not flows or ok[metric].notna().sum() == 0:
+        return None
+    plt = _plt()
+    ncol = min(len(flows), 3)
+    nrow = math.ceil(len(flows) / ncol)
+    fig, axs = plt.subplots(nrow, ncol, figsize=(4.6 * ncol + 0.6, 3.5 * nrow + 0.4), squeeze=False)
+    span = (max(xpos) - min(xpos)) if numeric_x and len(xpos) > 1 else (1.0 if not numeric_x else abs(xpos[0]) or 1.0)
+    width = 0.25 if not numeric_x else 0.02 * span
+    drawn_any = False
+    for fi, flow in enumerate(flows):
+        ax = axs[fi // ncol][fi % ncol]
+        fsel = ok[ok["flow"] == flow]
+        n_groups = len(groups)
+        for gi, gvals in enumerate(groups):
+            gsel = fsel
+            for a, v in zip(others, gvals):
+                gsel = gsel[_matches(gsel, a, v)]
+            med, lo, hi, px = [], [], [], []
+            for xi, xv in enumerate(xs):
+                vals = gsel.loc[_matches(gsel, axis, xv), metric].astype(float).to_numpy() * scale
+                vals = vals[np.isfinite(vals)]
+                if vals.size:
+                    m = float(np.median(vals))
+                    med.append(m)
+                    lo.append(m - vals.min())
+                    hi.append(vals.max() - m)
+                    off = (gi - (n_groups - 1) / 2) * (width / max(n_groups, 1)) if n_groups > 1 else 0.0
+                    px.append(xpos[xi] + off)
+            if not med:
+                continue
+            drawn_any = True
+            glabel = ", ".join(f"{short.get(k, k)}={_label(v)}" for a, gv in zip(others, gvals) for k, v in zip(a, gv)) or None
+            ax.errorbar(px, med, yerr=[lo, hi], marker="o", ms=4, capsize=3, lw=1.2, label=glabel)
+        ax.set_title(str(flow), fontsize="medium")
+        ax.set_xticks(xpos)
+        ax.set_xticklabels(xlabels, rotation=30 if max(len(s) for s in xlabels) > 8 else 0, ha="right" if max(len(s) for s in xlabels) > 8 else "center", fontsize="small")
+        if not numeric_x:
+            ax.set_xlim(-0.5, len(xs) - 0.5)
+        ax.set_xlabel(" / ".join(short.get(k, k) for k in axis), fontsize="small")
+        ax.set_ylabel(f"{label} ({unit})" if unit else label, fontsize="small")
+        ax.grid(True, alpha=0.3)
+    for k in range(len(flows), nrow * ncol):
+        axs[k // ncol][k % ncol].set_visible(False)
+    if not drawn_any:
+        plt.close(fig)
+        return None
+    fig.suptitle(f"{label} vs {' / '.join(short.get(k, k) for k in axis)}  (median, min-max over seeds)", fontsize="medium")
+    handles, labels = axs[0][0].get_legend_handles_labels()
+    if others and handles:
+        ncols = 1 if len(labels) > 4 else len(labels)
+        fig.legend(handles, labels, loc="lower center", ncols=ncols, fontsize="x-small", frameon=False)
+        rows_needed = math.ceil(len(labels) / ncols)
+        fig.tight_layout(rect=(0, min(0.45, 0.06 * rows_needed / nrow + 0.02), 1, 1))
+    else:
+        fig.tight_layout()
+    return fig
+
+
+def aggregate(ok: pd.DataFrame, params: list[str], metrics: list[str]) -> pd.DataFrame:
+    """Median of each metric over the seeds, per parameter combination and flow."""
+    keys = [p for p in params if p in ok.columns] + ["flow"]
+    cols = [m for m in metrics if m in ok.columns and ok[m].notna().any()]
+    if ok.empty:
+        return pd.DataFrame(columns=keys + ["seeds"] + cols)
+    g = ok.groupby(keys, dropna=False, sort=False)
+    agg = g[cols].median()
+    agg.insert(0, "seeds", g.size())
+    return agg.reset_index()
+
+
+def sweep_report_html(sweep_dir: str | Path, fmt: str = "svg", metrics: Optional[list[str]] = None) -> str:
+    from ccbench.sweep.store import SweepStore
+
+    store = SweepStore(sweep_dir)
+    meta = store.read_meta() or {}
+    df = store.summary()
+    params = [p for p in meta.get("parameters", []) if p in df.columns]
+    if not meta.get("axes"):
+        meta = dict(meta, axes=[[p] for p in params], grid={p: list(pd.unique(df[p].dropna())) for p in params}, parameters=params)
+    ok = df[df["status"] == "ok"]
+    err = df[df["status"] != "ok"]
+    n_points = df["point"].nunique()
+    n_err = err["point"].nunique()
+    parts: list[str] = []
+
+    facts = [
+        ("sweep file", meta.get("source") or ""),
+        ("scenario", meta.get("scenario_source") or "(inline)"),
+        ("backend", meta.get("backend", "")),
+        ("seeds", ", ".join(str(s) for s in meta.get("seeds", []))),
+        ("parameters", ", ".join(params) or "(none: seeds only)"),
+        ("points", f"{n_points} ({n_points - n_err} ok, {n_err} failed)"),
+    ]
+    desc = [H.note(meta["description"])] if meta.get("description") else []
+    parts.append(H.section("Sweep", *desc, H.table(pd.DataFrame(facts, columns=["", "value"])), anchor="sweep"))
+
+    wanted = metrics or [m for m in DEFAULT_METRICS]
+    unknown = [m for m in wanted if m not in df.columns]
+    if metrics and unknown:
+        from ccbench.sweep import SweepError
+
+        numeric = [c for c in df.columns if df[c].dtype.kind == "f" and c not in ("wall_s",)]
+        raise SweepError(f"--metric: {unknown[0]!r} is not a column of the summary (accepted: {', '.join(numeric)})")
+    shown = [m for m in wanted if m in ok.columns and ok[m].notna().any()]
+    agg = aggregate(ok, params, list(TABLE_METRICS) if metrics is None else shown)
+    parts.append(
+        H.section(
+            "Summary (median over seeds)",
+            H.table(agg, max_rows=500),
+            H.note("one row per parameter combination and flow; the full table (a row per run and flow) "
+                   "is summary.parquet in the sweep directory"),
+            anchor="summary",
+        )
+    )
+    if len(err):
+        e = err[["point", *params, "seed", "error"]]
+        parts.append(H.section("Failed points", H.table(e, max_rows=200, row_class=lambda r: "error"), anchor="errors"))
+
+    figs: list[str] = []
+    axes = varied_axes(meta)
+    constant = [k for a in meta.get("axes", []) if list(a) not in axes for k in a]
+    if constant:
+        figs.append(H.note("set to one value in every point (not plotted as axes): " + ", ".join(constant)))
+    if not axes:
+        figs.append(H.note("nothing was swept but the seed: no metric-versus-parameter plots"))
+    elif ok.empty:
+        figs.append(H.note("no point finished: nothing to plot"))
+    for axis in axes:
+        for m in shown:
+            fig = metric_figure(ok, meta, axis, m)
+            if fig is not None:
+                name = f"{m}__{'+'.join(axis)}"
+                figs.append(H.figure(fig, name, f"{METRICS.get(m, (m,))[0]} against {' / '.join(axis)}", fmt))
+    parts.append(H.section("Metrics against parameters", *figs, anchor="figures"))
+
+    full = df.drop(columns=[c for c in ("host",) if c in df.columns])
+    parts.append(
+        H.section(
+            "All rows",
+            "<details><summary>the summary table, a row per run and flow</summary>" + H.table(full, max_rows=1000) + "</details>",
+            anchor="rows",
+        )
+    )
+    spec_toml = store.root / "sweep.toml"
+    if spec_toml.exists():
+        parts.append(H.section("Sweep file (self-contained)", H.pre(spec_toml.read_text(encoding="utf-8")), anchor="spec"))
+    title = f"ccbench sweep: {Path(meta.get('source') or store.root.name).stem}"
+    sub = f"{store.root}; report written {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}"
+    return H.page(title, parts, subtitle=sub)
+
+
+def write_sweep_report(sweep_dir: str | Path, out: str | Path, fmt: str = "svg", metrics: Optional[list[str]] = None) -> Path:
+    out = Path(out)
+    out.write_text(sweep_report_html(sweep_dir, fmt, metrics), encoding="utf-8")
+    return out
