@@ -77,6 +77,10 @@ def test_extension_and_thinning_keep_every_e_plus_1th_sample():
     np.testing.assert_array_equal(o.samples_s, expected)
     assert o.samples_s.size == 300
     assert o.quantile_s == np.sort(expected)[int(np.ceil(0.95 * 300)) - 1]
+    of = analyse_train(1e6, delays, 0.05, None, ProbingConfig(
+        samples=300, sampling="systematic", mean_gap=1, warmup_fraction=0.0, thinning="first"))
+    assert of.accepted
+    np.testing.assert_array_equal(of.samples_s, delays[: (of.extensions + 1) * 300][:: of.extensions + 1])
     # Without extensions allowed the same train is rejected as dependent.
     o0 = analyse_train(1e6, delays, 0.05, None, ProbingConfig(
         samples=300, sampling="systematic", mean_gap=1, warmup_fraction=0.0, max_extensions=0))
@@ -154,6 +158,10 @@ def test_config_validation():
         ProbingConfig(alpha_stationarity=0.0)
     with pytest.raises(NetcalError, match="on_exhausted"):
         ProbingConfig(on_exhausted="maybe")
+    with pytest.raises(NetcalError, match="thinning"):
+        ProbingConfig(thinning="middle")
+    with pytest.raises(NetcalError, match="runs_cutoff"):
+        ProbingConfig(runs_cutoff="mode")
 
 
 def test_plan_probe_schedule():
@@ -175,3 +183,22 @@ def test_plan_probe_schedule():
         plan_probe_schedule(1e6, 0.5e6)
     with pytest.raises(NetcalError):
         plan_probe_schedule(0.0, 1e6)
+
+
+def test_stationarity_retries_recover_from_a_large_first_sample():
+    # DF-GLS detrending leans on the first observation: one huge initial delay in an
+    # otherwise i.i.d. train hides stationarity. The paper's rule (no retries) stops;
+    # a retry thins to samples[1::2], which drops that observation.
+    rng = np.random.default_rng(0)
+    d = 0.02 + 0.001 * rng.random(3000)
+    d[0] = 0.5
+    base = dict(samples=300, sampling="systematic", mean_gap=1, warmup_fraction=0.0)
+    strict = analyse_train(1e6, d, 0.05, None, ProbingConfig(stationarity_retries=0, **base))
+    assert strict.status == "nonstationary" and strict.extensions == 0
+    retry = analyse_train(1e6, d, 0.05, None, ProbingConfig(**base))
+    assert retry.status == "accepted" and retry.extensions == 1
+    np.testing.assert_array_equal(retry.samples_s, d[:600][1::2])
+    # an overloaded train fails every retry
+    ramp = 0.02 + 1e-4 * np.arange(3000) + 0.001 * rng.random(3000)
+    o = analyse_train(1e6, ramp, 0.05, None, ProbingConfig(**base))
+    assert o.status == "nonstationary" and o.extensions == 2

@@ -10,8 +10,22 @@ Typical use::
     est.eps, est.alpha([0.1, 1.0])                                   # ε = |R|·ξ, α̃(t)
     b = netcal.delay_bounds(trace_t, trace_bytes, est)               # per-packet/envelope bounds
 
-Pure Python (numpy, scipy, pandas, statsmodels-free runs test, arch's DF-GLS); no
-compiled extension needed.
+Pure Python (numpy, scipy, pandas, arch's DF-GLS, an own runs test that matches
+statsmodels' ``runstest_1samp`` on tie-free data); no compiled extension needed.
+
+Modules (one purpose each; every choice the paper leaves open is documented in the
+module that makes it and is a parameter):
+
+* :mod:`.probing`   rate steps, random sampling, DF-GLS + runs test, extension and
+  thinning, stop rule (:class:`ProbingConfig`), probe-schedule planning;
+* :mod:`.estimator` ``Δ̃^ξ`` order statistic, ``S̃^ε``, pseudo-inverse, ``α̃^ε``,
+  ``ε = |R|·ξ`` (:class:`ServiceCurveEstimate`);
+* :mod:`.bounds`    per-packet delay/backlog bounds (O(N log N) monotone divide and
+  conquer), envelope delay/backlog bounds;
+* :mod:`.envelope`  empirical envelope on a lag grid (conservative between lags);
+* :mod:`.decomposition` four-timestamp delay components, CCDFs, P[sender buffering];
+* :mod:`.io`        CSV/DataFrame formats and validation (:class:`NetcalError`);
+* :mod:`.plots`     α̃(t), CCDFs, bounds (PNG/SVG); :mod:`.cli` the typer command.
 """
 
 from __future__ import annotations

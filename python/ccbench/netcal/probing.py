@@ -24,9 +24,10 @@ Choices the paper leaves open (all are fields of :class:`ProbingConfig`)
   ``(e + 1)·I`` samples span ``≈ (e + 1)·I·mean_gap`` packets; ``"systematic"`` takes
   every ``round(mean_gap)``-th packet after a random offset. Default ``mean_gap = 2``.
   The random stream is seeded (``seed``, default 0) so results are reproducible.
-* **Thinning offset**: after the ``e``-th extension the kept samples are those with
-  0-based index ``e, 2e + 1, …`` (the last of each group of ``e + 1``), i.e.
-  ``samples[e::e+1]``.
+* **Thinning offset** (``thinning``): after the ``e``-th extension the kept samples
+  are, by default (``"last"``), those with 0-based index ``e, 2e + 1, …`` (the last of
+  each group of ``e + 1``), i.e. ``samples[e::e+1]``; ``"first"`` keeps
+  ``samples[0::e+1]``.
 * **Warm-up removal** (``warmup_fraction``, ``warmup_s``): packets sent before
   ``t_start + max(warmup_s, warmup_fraction · train duration)`` are discarded
   (default: the first 10 % of the train). With no send times, the first
@@ -36,9 +37,10 @@ Choices the paper leaves open (all are fields of :class:`ProbingConfig`)
   by BIC (``dfgls_method="bic"``) up to arch's default maximum (``dfgls_max_lags``),
   level 0.05. BIC rather than arch's default AIC: on a random-service queue AIC
   over-fitted the lag order and wrongly stopped about 5 % of stationary low-rate
-  trains with I = 250 (2 of 40 per rate), BIC none of 240. If arch reports the regression infeasible (a locally constant or exactly
-  deterministic series) the samples are **not** shown stationary.
-* **Runs test**: indicator ``x > median`` (ties with the median count as "below", which
+  trains with I = 250 (2 of 40 per rate), BIC none of 240. If arch reports the
+  regression infeasible (a locally constant or exactly deterministic series) the
+  samples are **not** shown stationary.
+* **Runs test** (``runs_cutoff``, ``"median"`` or ``"mean"``): indicator ``x > median`` (ties with the median count as "below", which
   keeps the test meaningful when many delays equal the propagation delay), two-sided,
   normal approximation without continuity correction, level 0.05. Fewer than two
   values on either side gives no evidence of dependence (treated as independent).
@@ -114,6 +116,8 @@ class ProbingConfig:
     dfgls_method: str = "bic"
     dfgls_max_lags: int | None = None
     constant_tol_s: float = 1e-9
+    thinning: str = "last"
+    runs_cutoff: str = "median"
     on_exhausted: str = "stop"
     seed: int | None = 0
 
@@ -138,6 +142,10 @@ class ProbingConfig:
             raise NetcalError(f"dfgls_trend must be 'c' or 'ct', got {self.dfgls_trend!r}")
         if self.on_exhausted not in _ON_EXHAUSTED:
             raise NetcalError(f"on_exhausted must be one of {_ON_EXHAUSTED}, got {self.on_exhausted!r}")
+        if self.thinning not in ("last", "first"):
+            raise NetcalError(f"thinning must be 'last' or 'first', got {self.thinning!r}")
+        if self.runs_cutoff not in ("median", "mean"):
+            raise NetcalError(f"runs_cutoff must be 'median' or 'mean', got {self.runs_cutoff!r}")
         if self.constant_tol_s < 0:
             raise NetcalError("constant_tol_s must be >= 0")
 
@@ -221,7 +229,7 @@ def check_samples(x, config: ProbingConfig = ProbingConfig()) -> SampleTest:
         return SampleTest(False, False, note="DF-GLS infeasible (deterministic series)")
     stat, p, lags = d
     stationary = p < config.alpha_stationarity
-    z, pr = runs_test(y)
+    z, pr = runs_test(y, config.runs_cutoff)
     return SampleTest(
         stationary=stationary,
         independent=pr >= config.alpha_independence,
@@ -330,7 +338,7 @@ def analyse_train(
                                    delay_quantile(sub, xi), sub, reason)
             status = "too_short" if e == 0 else "dependent"
             return RateOutcome(rate_bps, status, max(e - 1, 0), body.size, last_test, reason=reason)
-        sub = body[pos[:k]][e :: e + 1]
+        sub = body[pos[:k]][(e if config.thinning == "last" else 0) :: e + 1]
         test = check_samples(sub, config)
         last_test = test
         if not test.stationary:
