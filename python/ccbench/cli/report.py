@@ -23,7 +23,7 @@ def report_cmd(
     """
     from ccbench.report import write_report
 
-    path = write_report(directory, out, fmt=fmt, metrics=list(metric) or None)
+    path = write_report(directory, out, fmt=fmt, metrics=list(metric or []) or None)
     typer.echo(f"wrote {path} ({path.stat().st_size / 1e3:.0f} kB)")
 
 

@@ -229,9 +229,10 @@ class SweepSpec:
                         f'{table}."{key}": {render_value(vals)} is not a list of values (accepted: a non-empty array, e.g. ["20000B", "40000B"])',
                         self.source,
                     )
-                for i, v in enumerate(vals):
-                    if _canonical(v) in {_canonical(w) for w in vals[:i]}:
-                        raise SweepError(f'{table}."{key}": {render_value(v)} is listed twice (accepted: distinct values)', self.source)
+                if entries is self.grid:
+                    for i, v in enumerate(vals):
+                        if _canonical(v) in {_canonical(w) for w in vals[:i]}:
+                            raise SweepError(f'{table}."{key}": {render_value(v)} is listed twice (accepted: distinct values)', self.source)
         both = [k for k in self.zip if k in self.grid]
         if both:
             raise SweepError(f'sweep.zip."{both[0]}": is also a grid key of [sweep] (accepted: a path in one place only)', self.source)
@@ -240,6 +241,10 @@ class SweepSpec:
             if len(set(lengths.values())) > 1:
                 desc = ", ".join(f'"{k}" has {n}' for k, n in lengths.items())
                 raise SweepError(f"sweep.zip: lists must have equal lengths ({desc})", self.source)
+            rows = [_canonical([v[i] for v in self.zip.values()]) for i in range(next(iter(lengths.values())))]
+            for i, r in enumerate(rows):
+                if r in rows[:i]:
+                    raise SweepError(f"sweep.zip: entry {i} repeats entry {rows.index(r)} (accepted: distinct combinations)", self.source)
         for key in self.parameters:
             self._check_path(key)
 
