@@ -52,7 +52,8 @@ MC_CASES = {
 @pytest.mark.parametrize("case", sorted(MC_CASES))
 def test_recursion_matches_monte_carlo(case):
     params = WeigleParams(**MC_CASES[case])
-    checkpoints = [5, 40, 150]
+    # n = 700 > the history-buffer compaction interval (>= 257 levels) for the Tahoe case
+    checkpoints = [5, 40, 700] if case == "tahoe-corrected" else [5, 40, 150]
     res = transfer_time(params, max(checkpoints))
     mc = simulate_chain(params, checkpoints, runs=20_000, seed=12345)
     mean = res.mean_s[np.array(checkpoints) - 1]
@@ -219,6 +220,11 @@ def test_theta_and_n_delta():
     assert np.all(rel[nd[-1] - 1:] < 0.1) and rel[nd[-1] - 2] >= 0.1
     with pytest.raises(ValueError, match="delta"):
         n_delta(res, 1.5)
+    # switches for the printed readings: absolute N_delta in bit/s, signed N_eps test
+    nd_abs = n_delta(res, 0.05 * theta[9_999], relative=False)
+    assert nd_abs == n_delta(res, 0.05)
+    assert find_n_eps(res.mean_s, 1e-12, "signed") == 3     # fires during slow start
+    assert transfer_time(params, 10_000, early_stop=True, eps_test="signed").n_computed == 3
 
 
 # --------------------------------------------------------------------------------------

@@ -37,7 +37,7 @@ from .params import WeigleParams, round_weights, window_grid
 from .protocols import Protocol, make_protocol, timeout_duration, timeout_probability
 
 #: Maximum slow-start depth ``ceil(max threshold)``; the history ring is O(depth^2).
-MAX_SS_DEPTH = 3000
+MAX_SS_DEPTH = 2500
 
 
 @dataclass
@@ -123,7 +123,7 @@ def build_chain(params: WeigleParams) -> Chain:
     if cmax > MAX_SS_DEPTH:
         raise ValueError(
             f"low_window/w_max give a slow-start depth of {cmax} segments (max threshold); accepted: "
-            f"at most {MAX_SS_DEPTH} (lower w_max or low_window, or use corrected semantics)")
+            f"at most {MAX_SS_DEPTH} segments (lower w_max or low_window; printed S-TCP/HSTCP/SRF thresholds reach K - L)")
     cmax = max(cmax, 2)
     jw = np.arange(cmax + 1, dtype=float)
     jw[0] = 1.0
@@ -329,6 +329,7 @@ def _matvec_into(A: sp.csr_matrix, x: np.ndarray, out: np.ndarray) -> None:
 
 
 SOLVERS = ("auto", "lu", "doubling")
+EPS_TESTS = ("absolute", "signed")
 
 
 class _LossSolver:
@@ -383,7 +384,7 @@ class _LossSolver:
 
 
 def transfer_time(params: WeigleParams, n: int, *, early_stop: bool = False, eps: float = 1e-12,
-                  solver: str = "auto", chain: Chain | None = None) -> TransferTime:
+                  eps_test: str = "absolute", solver: str = "auto", chain: Chain | None = None) -> TransferTime:
     """Mean and variance of T_1..T_n for a transfer starting in ``(W, S) = (1, L)``.
 
     Implements the mean recursion Eqs. (9)-(11) with initial condition
@@ -398,7 +399,11 @@ def transfer_time(params: WeigleParams, n: int, *, early_stop: bool = False, eps
     absolute value is a documented correction), and ``tau`` and ``V`` are extended
     linearly: ``tau_m = tau_N + psi_N (m - N)``, ``V_m = V_N + (V_N - V_{N-1})(m - N)``
     (the paper gives no rule for V; linear growth is the Markov-renewal CLT rate).
+    ``eps_test="signed"`` uses the printed test without the absolute value.
     """
+    if eps_test not in EPS_TESTS:
+        raise ValueError(f"eps_test={eps_test!r} is not supported; accepted: {', '.join(EPS_TESTS)}")
+    eps_abs = eps_test == "absolute"
     if isinstance(n, bool) or int(n) != n or n < 1:
         raise ValueError(f"n={n!r} is invalid; accepted: an integer number of segments >= 1")
     if not (eps > 0):
@@ -423,15 +428,13 @@ def transfer_time(params: WeigleParams, n: int, *, early_stop: bool = False, eps
     ce = ch.c_entry
     Pi_e, A_e = Pi[ce], Acum[ce]
     Pi_row = Pi[1:C].copy()              # windows 1..C-1 along an anti-diagonal
-    # level-major history buffers (row = level), compacted when full
-    W = C + 1                            # row width (column = window 0..C)
-    HB = max(4 * C, 256) + 1
-    Bt = np.zeros(HB * W)
-    Bs = np.zeros(HB * W)
-    if window_exit:
-        Xt = np.zeros(HB * W)
-        Xs = np.zeros(HB * W)
-    else:
+    # level-major history buffer (row = level, column = window 0..C), compacted when
+    # full; each cell holds [b_tau, b_sigma, X_tau, X_sigma] so that one anti-diagonal
+    # read touches one cache line per window
+    W = C + 1
+    HB = C + 1 + max(256, min(3 * C, 2_000_000 // (C + 1)))   # compaction every HB - C levels
+    hist = np.zeros((HB * W, 4))
+    if not window_exit:
         Xt = np.zeros(HB * m)
         Xs = np.zeros(HB * m)
         x_off = np.arange(m) - (ce - 1) * m
@@ -453,8 +456,9 @@ def transfer_time(params: WeigleParams, n: int, *, early_stop: bool = False, eps
     rhs = np.empty(2 * N)
     xca = np.empty(2 * N)
     outv = np.empty(M_out.shape[0])
-    prod = np.empty((2, C - 1))
-    Sfull = np.empty((2, C - 1))
+    Pi_col = Pi_row[:, None]
+    prod = np.empty((C - 1, 2))
+    Sfull = np.empty((C - 1, 2))          # Sfull[c-2] = (S_tau(c), S_sigma(c)), c = 2..C
     ASfull = np.zeros(C - 1)
     a_row2 = a_ss[2:C].copy()
     tmpa = np.empty(max(C - 2, 0))
@@ -476,27 +480,25 @@ def transfer_time(params: WeigleParams, n: int, *, early_stop: bool = False, eps
         sig1 = (v1 + 2.0 * tau1 * k1 + q1 * ss) / q1
         rW = r * W
         # (b) slow-start loss continuation at window 1, level lev
-        Bt[rW + 1] = u1 + p1 * tau1
-        Bs[rW + 1] = v1 + kb1 * tau1 + p1 * sig1
+        hist[rW + 1, 0] = u1 + p1 * tau1
+        hist[rW + 1, 1] = v1 + kb1 * tau1 + p1 * sig1
         if m:
             # (c) S_lev(c) = sum_{j<c} Pi(j) b_{lev+1-j}(j): anti-diagonal prefix sums (Eqs. 10/11, 17/18)
-            stop = rW + 1 - (C - 1) * C
-            np.multiply(Bt[rW + 1:stop if stop > 0 else None:-C], Pi_row, out=prod[0])
-            np.multiply(Bs[rW + 1:stop if stop > 0 else None:-C], Pi_row, out=prod[1])
-            np.cumsum(prod, axis=1, out=Sfull)          # Sfull[:, c-2] = S(c), c = 2..C
+            stop = rW + 1 - C * C
+            diag = hist[rW + 1:stop if stop > 0 else None:-C]      # windows k = 1..C on row r-k+1
+            np.multiply(diag[:C - 1, 0:2], Pi_col, out=prod)
+            np.cumsum(prod, axis=0, out=Sfull)
             if C > 2:
-                np.multiply(a_row2, Sfull[0, :C - 2], out=tmpa)
+                np.multiply(a_row2, Sfull[:C - 2, 0], out=tmpa)
                 np.cumsum(tmpa, out=ASfull[1:])         # ASfull[c-2] = sum_{i<c} alpha(i) S(i)
             if window_exit:
-                xs = rW + 1 - C
-                xstop = xs - (C - 1) * C
-                Xtv = Xt[xs:xstop if xstop > 0 else None:-C]
-                Xsv = Xs[xs:xstop if xstop > 0 else None:-C]
-                St, Ss, AS = Sfull[0], Sfull[1], ASfull
+                Xtv = diag[1:, 2]
+                Xsv = diag[1:, 3]
+                St, Ss, AS = Sfull[:, 0], Sfull[:, 1], ASfull
             else:
                 idx = r * m + x_off
                 Xtv, Xsv = Xt[idx], Xs[idx]
-                St, Ss, AS = Sfull[0, ce2], Sfull[1, ce2], ASfull[ce2]
+                St, Ss, AS = Sfull[ce2, 0], Sfull[ce2, 1], ASfull[ce2]
             Et = Y[E0:E0 + m]
             np.multiply(Pi_e, Xtv, out=Et)
             Et += St
@@ -519,25 +521,28 @@ def transfer_time(params: WeigleParams, n: int, *, early_stop: bool = False, eps
         np.copyto(outv, c_out)
         _matvec_into(M_out, Y, outv)
         if nj:
-            Bt[rW + 2:rW + C] = outv[:nj]
-            Bs[rW + 2:rW + C] = outv[nj:2 * nj]
+            hist[rW + 2:rW + C, 0] = outv[:nj]
+            hist[rW + 2:rW + C, 1] = outv[nj:2 * nj]
         if m:
             if window_exit:
-                Xt[rW + 2:rW + 2 + m] = outv[2 * nj:2 * nj + m]
-                Xs[rW + 2:rW + 2 + m] = outv[2 * nj + m:]
+                hist[rW + 2:rW + 2 + m, 2] = outv[2 * nj:2 * nj + m]
+                hist[rW + 2:rW + 2 + m, 3] = outv[2 * nj + m:]
             else:
                 Xt[r * m:(r + 1) * m] = outv[2 * nj:2 * nj + m]
                 Xs[r * m:(r + 1) * m] = outv[2 * nj + m:]
-        # next row; compact the history (keep the last C-1 levels)
+        # next row; compact the history (keep the last C levels)
         r += 1
         if r == HB:
             keep = C
-            for buf, width in ((Bt, W), (Bs, W), (Xt, W if window_exit else m), (Xs, W if window_exit else m)):
-                buf[:keep * width] = buf[(HB - keep) * width:HB * width]
+            hist[:keep * W] = hist[(HB - keep) * W:HB * W]
+            if not window_exit:
+                Xt[:keep * m] = Xt[(HB - keep) * m:HB * m]
+                Xs[:keep * m] = Xs[(HB - keep) * m:HB * m]
             r = keep
         if early_stop and lev >= 2:
             psi = mean[lev - 1] - mean[lev - 2]
-            if psi_prev is not None and abs(psi - psi_prev) < eps:
+            dpsi = psi - psi_prev if psi_prev is not None else None
+            if dpsi is not None and (abs(dpsi) if eps_abs else dpsi) < eps:
                 n_eps = lev
                 done = lev
                 break
@@ -551,33 +556,44 @@ def transfer_time(params: WeigleParams, n: int, *, early_stop: bool = False, eps
         mean_out = np.concatenate([mean_out, mean_out[-1] + psi * k])
         var = np.concatenate([var, var[-1] + dv * k])
     elif not early_stop:
-        n_eps = find_n_eps(mean_out, eps)
+        n_eps = find_n_eps(mean_out, eps, eps_test)
     return TransferTime(params=params, mean_s=mean_out, var_s2=var, n_computed=done, n_eps=n_eps, eps=eps,
                         grid_step=float(np.min(np.diff(ch.grid))) if N > 1 else 0.0, grid_points=N,
                         n_states=ch.n_states, t_to=ch.t_to, seconds=time.perf_counter() - t_start,
                         solver=lossolve.method)
 
 
-def find_n_eps(mean_s: np.ndarray, eps: float = 1e-12) -> int | None:
-    """``N_eps``: first n >= 3 with ``|psi_n - psi_{n-1}| < eps`` (Section 6), or None."""
+def find_n_eps(mean_s: np.ndarray, eps: float = 1e-12, eps_test: str = "absolute") -> int | None:
+    """``N_eps``: first n >= 3 with ``|psi_n - psi_{n-1}| < eps`` (Section 6), or None.
+
+    ``eps_test="signed"`` applies the printed test ``psi_n - psi_{n-1} < eps`` (which
+    fires at once while slow start shortens the ACK gaps).
+    """
+    if eps_test not in EPS_TESTS:
+        raise ValueError(f"eps_test={eps_test!r} is not supported; accepted: {', '.join(EPS_TESTS)}")
     psi = np.diff(np.asarray(mean_s, dtype=float), prepend=0.0)
-    d = np.abs(np.diff(psi))           # d[k] = |psi_{k+2} - psi_{k+1}|
+    d = np.diff(psi)                   # d[k] = psi_{k+2} - psi_{k+1}
+    if eps_test == "absolute":
+        d = np.abs(d)
     idx = np.nonzero(d[1:] < eps)[0]
     return int(idx[0] + 3) if idx.size else None
 
 
-def n_delta(result: TransferTime, delta: float = 0.1, n_ref: int = 10_000) -> int | None:
+def n_delta(result: TransferTime, delta: float = 0.1, n_ref: int = 10_000, relative: bool = True) -> int | None:
     """``N_delta`` (Section 6.1): smallest n with ``|Theta_i - Theta_inf| / Theta_inf < delta``
     for all ``n <= i <= n_ref``, where ``Theta_inf = Theta_{n_ref}`` (the paper's Theta_10000).
 
     The relative absolute difference is a documented correction (the printed
-    ``Theta_i - Theta_inf < delta`` holds trivially during ramp-up).
+    ``Theta_i - Theta_inf < delta`` holds trivially during ramp-up);
+    ``relative=False`` uses ``|Theta_i - Theta_inf| < delta`` with delta in bit/s.
     """
-    if not (0 < delta < 1):
+    if not (0 < delta < 1) and relative:
         raise ValueError(f"delta={delta!r} is invalid; accepted: 0 < delta < 1")
+    if not (delta > 0):
+        raise ValueError(f"delta={delta!r} is invalid; accepted: delta > 0 (bit/s when relative=False)")
     if result.mean_s.size < n_ref:
         raise ValueError(f"n_ref={n_ref} exceeds the computed n={result.mean_s.size}; accepted: n_ref <= n")
     th = result.theta_bps()[:n_ref]
-    rel = np.abs(th - th[-1]) / th[-1]
+    rel = np.abs(th - th[-1]) / (th[-1] if relative else 1.0)
     bad = np.nonzero(rel >= delta)[0]
     return 1 if bad.size == 0 else int(bad[-1] + 2)
