@@ -175,6 +175,39 @@ fn validate(py: Python<'_>, config_json: &str) -> PyResult<()> {
     Ok(())
 }
 
+/// cc_list() -> list of {name, summary, source, params: [{name, default, doc}]}: the
+/// congestion-control registry, for `ccbench cc list`.
+#[pyfunction]
+fn cc_list(py: Python<'_>) -> PyResult<Vec<Bound<'_, PyDict>>> {
+    use ccsim::tcp::cc::{registry, ParamValue};
+    registry()
+        .iter()
+        .map(|spec| {
+            let d = PyDict::new(py);
+            d.set_item("name", spec.name)?;
+            d.set_item("summary", spec.summary)?;
+            d.set_item("source", spec.source)?;
+            let params = spec
+                .params
+                .iter()
+                .map(|p| {
+                    let pd = PyDict::new(py);
+                    pd.set_item("name", p.name)?;
+                    match p.default {
+                        ParamValue::Int(v) => pd.set_item("default", v)?,
+                        ParamValue::Float(v) => pd.set_item("default", v)?,
+                        ParamValue::Bool(v) => pd.set_item("default", v)?,
+                    }
+                    pd.set_item("doc", p.doc)?;
+                    Ok(pd)
+                })
+                .collect::<PyResult<Vec<_>>>()?;
+            d.set_item("params", params)?;
+            Ok(d)
+        })
+        .collect()
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
@@ -182,5 +215,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(simulate, m)?)?;
     m.add_function(wrap_pyfunction!(run_stats, m)?)?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;
+    m.add_function(wrap_pyfunction!(cc_list, m)?)?;
     Ok(())
 }

@@ -10,7 +10,7 @@ import sys
 
 import typer
 
-from ccbench.cli import bench, plot, run
+from ccbench.cli import bench, cc, plot, run
 
 app = typer.Typer(
     name="ccbench",
@@ -32,6 +32,7 @@ app = typer.Typer(
 
 run.register(app)
 plot.register(app)
+cc.register(app)
 bench.register(app)
 
 
