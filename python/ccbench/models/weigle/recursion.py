@@ -456,9 +456,8 @@ def transfer_time(params: WeigleParams, n: int, *, early_stop: bool = False, eps
     rhs = np.empty(2 * N)
     xca = np.empty(2 * N)
     outv = np.empty(M_out.shape[0])
-    Pi_col = Pi_row[:, None]
-    prod = np.empty((C - 1, 2))
-    Sfull = np.empty((C - 1, 2))          # Sfull[c-2] = (S_tau(c), S_sigma(c)), c = 2..C
+    prod = np.empty((2, C - 1))
+    Sfull = np.empty((2, C - 1))          # Sfull[:, c-2] = (S_tau(c), S_sigma(c)), c = 2..C
     ASfull = np.zeros(C - 1)
     a_row2 = a_ss[2:C].copy()
     tmpa = np.empty(max(C - 2, 0))
@@ -486,19 +485,19 @@ def transfer_time(params: WeigleParams, n: int, *, early_stop: bool = False, eps
             # (c) S_lev(c) = sum_{j<c} Pi(j) b_{lev+1-j}(j): anti-diagonal prefix sums (Eqs. 10/11, 17/18)
             stop = rW + 1 - C * C
             diag = hist[rW + 1:stop if stop > 0 else None:-C]      # windows k = 1..C on row r-k+1
-            np.multiply(diag[:C - 1, 0:2], Pi_col, out=prod)
-            np.cumsum(prod, axis=0, out=Sfull)
+            np.multiply(diag[:C - 1, 0:2].T, Pi_row, out=prod)
+            np.cumsum(prod, axis=1, out=Sfull)
             if C > 2:
-                np.multiply(a_row2, Sfull[:C - 2, 0], out=tmpa)
+                np.multiply(a_row2, Sfull[0, :C - 2], out=tmpa)
                 np.cumsum(tmpa, out=ASfull[1:])         # ASfull[c-2] = sum_{i<c} alpha(i) S(i)
             if window_exit:
                 Xtv = diag[1:, 2]
                 Xsv = diag[1:, 3]
-                St, Ss, AS = Sfull[:, 0], Sfull[:, 1], ASfull
+                St, Ss, AS = Sfull[0], Sfull[1], ASfull
             else:
                 idx = r * m + x_off
                 Xtv, Xsv = Xt[idx], Xs[idx]
-                St, Ss, AS = Sfull[ce2, 0], Sfull[ce2, 1], ASfull[ce2]
+                St, Ss, AS = Sfull[0, ce2], Sfull[1, ce2], ASfull[ce2]
             Et = Y[E0:E0 + m]
             np.multiply(Pi_e, Xtv, out=Et)
             Et += St
