@@ -140,6 +140,8 @@ fn simulate<'py>(py: Python<'py>, config_json: &str, progress: Option<Bound<'py,
     col!("msgs_delivered", |s| s.msgs_delivered);
     col!("bytes_sent", |s| s.bytes_sent);
     col!("bytes_delivered", |s| s.bytes_delivered);
+    col!("pkts_sent", |s| s.pkts_sent);
+    col!("pkts_dropped", |s| s.pkts_dropped);
     col!("retrans_bytes", |s| s.retrans_bytes);
     col!("loss_events", |s| s.loss_events);
     col!("timeouts", |s| s.timeouts);

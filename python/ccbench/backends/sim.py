@@ -127,12 +127,9 @@ def to_run(raw: dict) -> Run:
     flows = pd.DataFrame({k: (list(v) if isinstance(v, list) else v) for k, v in f.items()})
     duration = (flows["end_s"] - flows["start_s"]).clip(lower=1e-12)
     flows["goodput_bps"] = flows["bytes_delivered"] * 8.0 / duration
-    dropped = drops[drops["kind"] == "drop"].groupby("flow", observed=False).size()
-    if flows["transport"].eq("udp").any():
-        lost = flows["flow"].map(dropped).fillna(0).to_numpy(dtype=float)
-        sent = flows["msgs_sent"].to_numpy(dtype=float)
-        flows["loss_rate"] = np.where(sent > 0, lost / np.maximum(sent, 1), np.nan)
-    else:
-        flows["loss_rate"] = np.nan
+    # Data packets dropped (queues and loss models) over data packets sent; for TCP
+    # retransmissions count as packets sent, as a packet capture would count them.
+    sent = flows["pkts_sent"].to_numpy(dtype=float)
+    flows["loss_rate"] = np.where(sent > 0, flows["pkts_dropped"].to_numpy(dtype=float) / np.maximum(sent, 1), np.nan)
     flows = flows.merge(delay_stats(packets, flow_names), on="flow", how="left")
     return Run(packets=packets, flows=flows, cwnd=cwnd, queue=queue, drops=drops, meta={"stats": dict(raw["stats"])})

@@ -65,7 +65,7 @@ def run_cmd(
     sc = load_scenario(scenario)
     with sim_progress(f"simulating {scenario.name}", enabled=not quiet) as progress:
         run = simulate(sc, seed=seed, progress=progress)
-    console = Console()
+    console = Console(width=None if Console().is_terminal else 120)
     if not no_save:
         target = out or Path("runs") / f"{scenario.stem}-seed{run.meta['seed']}"
         run.save(target)
