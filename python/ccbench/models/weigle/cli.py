@@ -36,17 +36,17 @@ def cli(
     protocol: ProtocolChoice = typer.Option(ProtocolChoice.reno, "--protocol",
                                             help="LB-CC protocol mapping (Section 3)."),
     loss: float = typer.Option(0.01, "--loss", help="Per-segment loss probability p (0 <= p < 1)."),
-    rtt_s: float = typer.Option(0.1, "--rtt-s", help="Mean round-trip time RTT [s]."),
-    t0_s: float = typer.Option(1.0, "--t0-s", help="Average single retransmission timeout TO [s] (Eq. 20)."),
-    segments: int = typer.Option(1000, "--segments", help="Transfer size n [segments]."),
+    rtt_s: float = typer.Option(0.1, "--rtt-s", help="Mean round-trip time RTT (s)."),
+    t0_s: float = typer.Option(1.0, "--t0-s", help="Average single retransmission timeout TO (s) (Eq. 20)."),
+    segments: int = typer.Option(1000, "--segments", help="Transfer size n (segments)."),
     transfer_bytes: Optional[float] = typer.Option(
-        None, "--bytes", help="Transfer size [bytes]; overrides --segments (n = ceil(bytes / MSS))."),
-    w_max: float = typer.Option(64.0, "--w-max", help="Flow-control window limit K [segments]."),
+        None, "--bytes", help="Transfer size (bytes); overrides --segments (n = ceil(bytes / MSS))."),
+    w_max: float = typer.Option(64.0, "--w-max", help="Flow-control window limit K (segments)."),
     rate_bps: Optional[float] = typer.Option(
-        None, "--rate-bps", help="Bottleneck capacity C [bit/s]; ACK gap >= MSS/C. Default: no limit."),
-    mss_bytes: float = typer.Option(1460.0, "--mss-bytes", help="Segment size B [bytes]."),
+        None, "--rate-bps", help="Bottleneck capacity C (bit/s); ACK gap >= MSS/C. Default: no limit."),
+    mss_bytes: float = typer.Option(1460.0, "--mss-bytes", help="Segment size B (bytes)."),
     low_window: Optional[float] = typer.Option(
-        None, "--low-window", help="L [segments]: initial ssthresh / threshold cap. Default per protocol."),
+        None, "--low-window", help="L (segments): initial ssthresh / threshold cap. Default per protocol."),
     semantics: SemanticsChoice = typer.Option(
         SemanticsChoice.corrected, "--semantics",
         help="'printed' = the paper's mappings literally; 'corrected' = documented fixes."),
@@ -56,10 +56,13 @@ def cli(
     p_timeout: Optional[float] = typer.Option(
         None, "--p-timeout", help="Observed per-segment timeout probability p_T (replaces Eq. 19)."),
     grid_step: Optional[float] = typer.Option(
-        None, "--grid-step", help="CA window grid step Delta [segments]. Default max(1/8, (K-1)/1024)."),
+        None, "--grid-step", help="CA window grid step Delta (segments); alone = uniform grid. "
+                                  "Default: 1/8 up to window 12.5, then geometric."),
+    grid_rel_step: Optional[float] = typer.Option(
+        None, "--grid-rel-step", help="Relative CA grid step r above Delta/r (default 0.01; 0 = uniform)."),
     early_stop: bool = typer.Option(
         True, "--early-stop/--no-early-stop", help="Stop at N_eps and extrapolate linearly (Section 6)."),
-    eps: float = typer.Option(1e-12, "--eps", help="Early-stop tolerance epsilon on |psi_n - psi_{n-1}| [s]."),
+    eps: float = typer.Option(1e-12, "--eps", help="Early-stop tolerance epsilon on |psi_n - psi_{n-1}| (s)."),
     delta: float = typer.Option(0.1, "--delta", help="Relative tolerance delta for N_delta (Section 6.1)."),
     plot: Optional[Path] = typer.Option(
         None, "--plot", help="Write E[T_n] (+/- 1 sd) vs n to this PNG or SVG file."),
@@ -76,7 +79,7 @@ def cli(
             protocol=protocol.value, loss=loss, rtt_s=rtt_s, t0_s=t0_s, w_max=w_max, rate_bps=rate_bps,
             mss_bytes=mss_bytes, low_window=low_window, semantics=semantics.value,
             ss_exit=None if ss_exit is ExitChoice.auto else ss_exit.value,
-            p_timeout=p_timeout, grid_step=grid_step)
+            p_timeout=p_timeout, grid_step=grid_step, grid_rel_step=grid_rel_step)
         if transfer_bytes is not None:
             if not (transfer_bytes > 0):
                 raise ValueError(f"bytes={transfer_bytes!r} is invalid; accepted: a size in bytes > 0")
@@ -103,7 +106,8 @@ def cli(
         (f"N_delta (delta={delta:g})", f"{nd}", "segments (Theta_inf = Theta_10000)"),
         ("levels computed", f"{res.n_computed}", "segments"),
         ("t_TO (Eq. 20)", f"{res.t_to:.6g}", "s"),
-        ("grid step Delta", f"{res.grid_step:.6g}", "segments"),
+        ("CA grid (min step, points)", f"{res.grid_step:.6g}, {res.grid_points}", "segments, -"),
+        ("solver", res.solver, "-"),
         ("compute time", f"{res.seconds:.3g}", "s"),
     ]
     for r in rows:
@@ -121,7 +125,7 @@ def cli(
         ax.plot(n_axis, mu, label="E[T_n] (LB-CC)")
         ax.fill_between(n_axis, np.maximum(mu - s, 0), mu + s, alpha=0.25, label="+/- 1 sd")
         ax.set_xlabel("segments n")
-        ax.set_ylabel("transfer time [s]")
+        ax.set_ylabel("transfer time (s)")
         ax.set_title(f"{params.protocol}, p={params.loss:g}, RTT={params.rtt_s:g} s, K={params.w_max:g}")
         ax.legend()
         fig.tight_layout()
