@@ -441,6 +441,14 @@ def transfer_time(params: WeigleParams, n: int, *, early_stop: bool = False, eps
     # solver and matrices
     lossolve = _LossSolver(mats["block"], solver)
     M_rhs, c_rhs, M_out, c_out = mats["M_rhs"], mats["c_rhs"], mats["M_out"], mats["c_out"]
+    use_doubling = lossolve.method == "doubling"
+    if use_doubling:
+        M_rhs = (sp.diags(lossolve.inv_diag) @ M_rhs).tocsr()
+        c_rhs = c_rhs * lossolve.inv_diag
+    facs = lossolve.facs
+    nfac = len(facs)
+    bufA = np.empty(2 * N)
+    bufB = np.empty(2 * N)
     nj = max(C - 2, 0)
     # window-1 constants
     pL1, pT1, a1 = float(ch.pL[0]), float(ch.pT[0]), float(ch.alpha[0])
@@ -453,6 +461,7 @@ def transfer_time(params: WeigleParams, n: int, *, early_stop: bool = False, eps
     s1lo, s1w = int(slo[0]), float(swt[0])
     s1hi = min(s1lo + 1, N - 1)
     Y = np.zeros(mats["ny"])
+    Yca = Y[:E0]
     rhs = np.empty(2 * N)
     xca = np.empty(2 * N)
     outv = np.empty(M_out.shape[0])
@@ -512,10 +521,23 @@ def transfer_time(params: WeigleParams, n: int, *, early_stop: bool = False, eps
         mean[lev - 1] = Y[it]
         second[lev - 1] = Y[is_]
         # (d) CA states at level lev: rhs from level lev-1 and the entries, exact loss solve
-        np.copyto(rhs, c_rhs)
-        _matvec_into(M_rhs, Y, rhs)
-        lossolve.solve(rhs, xca)
-        Y[:E0] = xca
+        if use_doubling:
+            # x = prod_k (I + Q^(2^k)) (I - D)^{-1} rhs, (I - D)^{-1} folded into M_rhs/c_rhs
+            np.copyto(bufA, c_rhs)
+            _matvec_into(M_rhs, Y, bufA)
+            src = bufA
+            for k, Qk in enumerate(facs):
+                dst = Yca if k == nfac - 1 else (bufB if src is bufA else bufA)
+                np.copyto(dst, src)
+                _matvec_into(Qk, src, dst)
+                src = dst
+            if nfac == 0:
+                np.copyto(Yca, bufA)
+        else:
+            np.copyto(rhs, c_rhs)
+            _matvec_into(M_rhs, Y, rhs)
+            lossolve.solve(rhs, xca)
+            Y[:E0] = xca
         # (e) b_lev(j), j >= 2, and CA_lev at the slow-start exit points
         np.copyto(outv, c_out)
         _matvec_into(M_out, Y, outv)
