@@ -414,6 +414,8 @@ pub fn tcp_send(a: &ProbeArgs) -> io::Result<()> {
         "srtt_us": fin.rtt,
         "snd_mss": fin.snd_mss,
         "delivered": fin.delivered,
+        "data_segs_out": fin.data_segs_out,
+        "segs_out": fin.segs_out,
         "delivered_ce": fin.delivered_ce,
     });
     std::fs::write(format!("{}.json", a.out), summary.to_string())?;

@@ -442,7 +442,7 @@ def _collect(config: dict, plan: _Plan, tmp: Path, bn_out: Path, bmeta: dict, t0
         "lost_pkts", "retrans_pkts", "ca_state", "pacing_rate_bps", "delivered_pkts")}
     fl: dict[str, list] = {k: [] for k in (
         "flow", "transport", "cc", "start_s", "end_s", "msgs_sent", "msgs_delivered", "bytes_sent", "bytes_delivered",
-        "retrans_bytes", "loss_events", "timeouts", "fast_recoveries", "rtt_p50_s", "rtt_p95_s", "completion_s")}
+        "pkts_sent", "pkts_dropped", "retrans_bytes", "loss_events", "timeouts", "fast_recoveries", "rtt_p50_s", "rtt_p95_s", "completion_s")}
     emu_flows: dict[str, dict] = {}
     duration_s = config["duration_ns"] * 1e-9
 
@@ -454,6 +454,9 @@ def _collect(config: dict, plan: _Plan, tmp: Path, bn_out: Path, bmeta: dict, t0
 
     for p in plan.flows:
         k = p["index"]
+        data_link = 0 if p["src_side"] == "srv" else 1
+        dropped = int(np.sum((d["flow"] == k) & (d["link"] == data_link) & (d["kind"] == 0))) if len(d) else 0
+        fl["pkts_dropped"].append(dropped)
         pre_s, pre_r = tmp / f"flow{k}.send", tmp / f"flow{k}.recv"
         ssum, rsum = load_json(Path(f"{pre_s}.json")), load_json(Path(f"{pre_r}.json"))
         sent = T.read(Path(f"{pre_s}.send.bin"), T.SEND)
@@ -482,6 +485,7 @@ def _collect(config: dict, plan: _Plan, tmp: Path, bn_out: Path, bmeta: dict, t0
                     dst[has] = _secs(first[has], t0)
             delivered = ~np.isnan(t_del)
             fl["msgs_sent"].append(n)
+            fl["pkts_sent"].append(n)
             fl["msgs_delivered"].append(int(delivered.sum()))
             fl["bytes_sent"].append(int(sent["bytes"].sum()))
             fl["bytes_delivered"].append(int(sent["bytes"][delivered].sum()))
@@ -529,6 +533,7 @@ def _collect(config: dict, plan: _Plan, tmp: Path, bn_out: Path, bmeta: dict, t0
             rec = T.transitions_into(info["ca_state"], 3)
             rto = T.transitions_into(info["ca_state"], 4)
             fl["msgs_sent"].append(int(ssum.get("writes", n)))
+            fl["pkts_sent"].append(int(ssum.get("data_segs_out", 0)))
             fl["msgs_delivered"].append(int((~np.isnan(t_del)).sum()) if p["cbr"] else 0)
             fl["bytes_sent"].append(int(ssum.get("bytes_written", 0)))
             fl["bytes_delivered"].append(int(rsum.get("bytes", 0)))
