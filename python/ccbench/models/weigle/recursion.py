@@ -311,6 +311,11 @@ def _solver_matrices(ch: Chain):
     M_x = sp.hstack([M_x, sp.csr_matrix((2 * m, ny - 2 * N))])
     M_out = sp.vstack([M_b, M_x], format="csr")
     c_out = np.r_[c_b, np.zeros(2 * m)]
+    # interleave rows so that the output reshapes to (., 2) = (tau, sigma) pairs
+    perm = np.r_[np.column_stack([np.arange(nj), nj + np.arange(nj)]).ravel(),
+                 2 * nj + np.column_stack([np.arange(m), m + np.arange(m)]).ravel()].astype(np.int64)
+    M_out = M_out[perm].tocsr()
+    c_out = c_out[perm]
     return dict(block=block, M_rhs=M_rhs, c_rhs=c_rhs, M_out=M_out, c_out=c_out, u=u, v=v, ny=ny)
 
 
@@ -468,7 +473,10 @@ def transfer_time(params: WeigleParams, n: int, *, early_stop: bool = False, eps
     prod = np.empty((2, C - 1))
     Sfull = np.empty((2, C - 1))          # Sfull[:, c-2] = (S_tau(c), S_sigma(c)), c = 2..C
     ASfull = np.zeros(C - 1)
-    a_row2 = a_ss[2:C].copy()
+    a_row2 = 2.0 * a_ss[2:C]
+    A2_e = 2.0 * A_e
+    E2 = Y[E0:E0 + 2 * (m + 1)].reshape(2, m + 1)[:, :m]   # entry values, tau row and sigma row
+    tmpm = np.empty(m)
     tmpa = np.empty(max(C - 2, 0))
     ce2 = ce - 2
     mean = np.empty(n)
@@ -498,24 +506,20 @@ def transfer_time(params: WeigleParams, n: int, *, early_stop: bool = False, eps
             np.cumsum(prod, axis=1, out=Sfull)
             if C > 2:
                 np.multiply(a_row2, Sfull[0, :C - 2], out=tmpa)
-                np.cumsum(tmpa, out=ASfull[1:])         # ASfull[c-2] = sum_{i<c} alpha(i) S(i)
+                np.cumsum(tmpa, out=ASfull[1:])         # ASfull[c-2] = 2 sum_{i<c} alpha(i) S(i)
             if window_exit:
-                Xtv = diag[1:, 2]
-                Xsv = diag[1:, 3]
-                St, Ss, AS = Sfull[0], Sfull[1], ASfull
+                X2 = diag[1:, 2:4].T                   # (2, m): CA_{lev+1-c}(c), tau and sigma
+                S2, AS = Sfull, ASfull
             else:
                 idx = r * m + x_off
-                Xtv, Xsv = Xt[idx], Xs[idx]
-                St, Ss, AS = Sfull[0, ce2], Sfull[1, ce2], ASfull[ce2]
-            Et = Y[E0:E0 + m]
-            np.multiply(Pi_e, Xtv, out=Et)
-            Et += St
-            Es = Y[E1:E1 + m]
-            np.multiply(A_e, Et, out=Es)
-            Es -= AS
-            Es *= 2.0
-            Es += Ss
-            Es += Pi_e * Xsv
+                X2 = np.vstack((Xt[idx], Xs[idx]))
+                S2, AS = Sfull[:, ce2], ASfull[ce2]
+            # tau_lev(1,s) = S + Pi X ;  sigma_lev(1,s) = S_sig + 2 (A tau - AS) + Pi X_sig
+            np.multiply(X2, Pi_e, out=E2)
+            E2 += S2
+            np.multiply(A2_e, E2[0], out=tmpm)
+            tmpm -= AS
+            E2[1] += tmpm
         Y[E0 + m] = tau1
         Y[E1 + m] = sig1
         mean[lev - 1] = Y[it]
@@ -542,15 +546,14 @@ def transfer_time(params: WeigleParams, n: int, *, early_stop: bool = False, eps
         np.copyto(outv, c_out)
         _matvec_into(M_out, Y, outv)
         if nj:
-            hist[rW + 2:rW + C, 0] = outv[:nj]
-            hist[rW + 2:rW + C, 1] = outv[nj:2 * nj]
+            hist[rW + 2:rW + C, 0:2] = outv[:2 * nj].reshape(nj, 2)
         if m:
             if window_exit:
-                hist[rW + 2:rW + 2 + m, 2] = outv[2 * nj:2 * nj + m]
-                hist[rW + 2:rW + 2 + m, 3] = outv[2 * nj + m:]
+                hist[rW + 2:rW + 2 + m, 2:4] = outv[2 * nj:].reshape(m, 2)
             else:
-                Xt[r * m:(r + 1) * m] = outv[2 * nj:2 * nj + m]
-                Xs[r * m:(r + 1) * m] = outv[2 * nj + m:]
+                xo = outv[2 * nj:].reshape(m, 2)
+                Xt[r * m:(r + 1) * m] = xo[:, 0]
+                Xs[r * m:(r + 1) * m] = xo[:, 1]
         # next row; compact the history (keep the last C levels)
         r += 1
         if r == HB:
