@@ -250,7 +250,7 @@ def emulate(
     *,
     info_interval: float = 1e-3,
     spin_us: int = 50,
-    rt_prio: int = 0,
+    rt_prio: int = 10,
     workdir: Optional[str] = None,
 ) -> Run:
     """Runs ``scenario`` with the real kernel TCP through the ``ccemu`` bottleneck and
