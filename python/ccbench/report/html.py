@@ -54,7 +54,7 @@ def section(title: str, *parts: str, anchor: Optional[str] = None) -> str:
 
 def pre(text: str, cls: str = "") -> str:
     c = f' class="{esc(cls)}"' if cls else ""
-    return f"<pre{c}>{esc(text)}</pre>"
+    return f"<pre{c}>{html.escape(text, quote=False)}</pre>"
 
 
 def note(text: str) -> str:
@@ -70,10 +70,10 @@ def figure(fig, name: str, caption: str = "", fmt: str = "svg", dpi: int = 110) 
         import matplotlib
 
         with matplotlib.rc_context({"svg.fonttype": "path", "svg.hashsalt": "ccbench"}):
-            fig.savefig(buf, format="svg", bbox_inches="tight", metadata={"Date": None})
+            fig.savefig(buf, format="svg", metadata={"Date": None})
         mime = "image/svg+xml"
     elif fmt == "png":
-        fig.savefig(buf, format="png", dpi=dpi, bbox_inches="tight")
+        fig.savefig(buf, format="png", dpi=dpi)
         mime = "image/png"
     else:
         raise ValueError(f"fmt: {fmt!r} is not accepted (accepted: svg, png)")

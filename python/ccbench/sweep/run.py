@@ -213,11 +213,13 @@ def run_sweep(
     retry_errors: bool = True,
     progress: bool = True,
     console=None,
+    scheduler_timeout: float = 15.0,
 ) -> SweepResult:
     """Runs every point of ``spec`` not yet done into ``out``; returns a :class:`SweepResult`.
 
     ``jobs``: local worker processes (default: all cores; 1 runs in this process).
-    ``scheduler``: a Dask scheduler address (``tcp://host:8786``); then ``jobs`` is unused.
+    ``scheduler``: a Dask scheduler address (``tcp://host:8786``); then ``jobs`` is unused;
+    ``scheduler_timeout``: seconds to wait for the connection.
     """
     t0 = time.perf_counter()
     if jobs is not None and jobs < 1:
@@ -237,7 +239,7 @@ def run_sweep(
     label = f"sweep {Path(spec.source).name if spec.source else ''}".strip()
     if tasks:
         if scheduler:
-            _run_dask(tasks, store, scheduler, finished, label, progress, len(skipped), len(points), console, lambda: n_err)
+            _run_dask(tasks, store, scheduler, scheduler_timeout, finished, label, progress, len(skipped), len(points), console, lambda: n_err)
         else:
             if jobs is None:
                 jobs = 1 if spec.backend == "emu" else default_jobs()
@@ -286,13 +288,13 @@ def _crashed(task: dict[str, Any], message: str) -> dict[str, Any]:
     return record
 
 
-def _run_dask(tasks, store, address, finished, label, show, done, total, console, n_err) -> None:
+def _run_dask(tasks, store, address, timeout, finished, label, show, done, total, console, n_err) -> None:
     try:
         from dask.distributed import Client, as_completed
     except ImportError as e:  # pragma: no cover - dask is a dependency
         raise SweepError(f"--scheduler: dask.distributed is not installed ({e})") from None
     try:
-        client = Client(address, timeout="15s")
+        client = Client(address, timeout=f"{timeout}s")
     except (OSError, TimeoutError) as e:
         raise SweepError(f"--scheduler: cannot connect to {address!r} ({e}) (accepted: the address of a running dask scheduler, e.g. tcp://host:8786)") from None
     try:
