@@ -517,9 +517,8 @@ def _collect(config: dict, plan: _Plan, tmp: Path, bn_out: Path, bmeta: dict, t0
             st["flow"].append(np.full(m, k, dtype=np.uint32))
             st["t"].append(_secs(info["t"], t0))
             st["cwnd_pkts"].append(info["cwnd"].astype(np.float64))
-            ss = info["ssthresh"].astype(np.float64)
-            ss[info["ssthresh"] >= 0x7FFFFFFF] = np.inf
-            st["ssthresh_pkts"].append(ss)
+            # the kernel's "infinite" initial ssthresh is 0x7fffffff, as in the simulator
+            st["ssthresh_pkts"].append(info["ssthresh"].astype(np.float64))
             st["srtt_s"].append(info["srtt_us"] * 1e-6)
             st["rttvar_s"].append(info["rttvar_us"] * 1e-6)
             st["rto_s"].append(info["rto_us"] * 1e-6)
