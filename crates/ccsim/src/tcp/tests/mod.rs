@@ -1,1 +1,293 @@
+//! Sender behaviour tests through the sans-IO pipe harness: exact event sequences
+//! (what is sent, retransmitted, timed out, and when).
+
 mod pipe;
+
+use crate::tcp::cc::CaState;
+use crate::tcp::config::{RecoveryMode, TcpConfig};
+use pipe::{Action, Ev, Pipe, MS};
+
+const MSS: u64 = 1448;
+
+fn seg(i: u64) -> u64 {
+    i * MSS
+}
+
+/// A bulk transfer of `n` full segments written at t = 0.
+fn bulk(cfg: TcpConfig, n: u64, owd: u64, rate: Option<u64>) -> Pipe {
+    let mut p = Pipe::new(cfg, owd, rate);
+    p.write_at(0, n * MSS);
+    p
+}
+
+// ---------------------------------------------------------------- slow start
+
+#[test]
+fn slow_start_doubles_cwnd_each_rtt_from_iw10() {
+    // 100 ms RTT, no serialization: each round's segments arrive together and each
+    // ACK releases two segments (one for the ACKed segment, one for cwnd += 1).
+    let mut p = bulk(TcpConfig::default(), 1000, 50 * MS, None);
+    p.run_until(350 * MS);
+    assert_eq!(p.tx_bursts(), vec![(0, 10), (100 * MS, 20), (200 * MS, 40), (300 * MS, 80)]);
+    assert_eq!(p.s.state().cwnd, 80);
+    assert_eq!(p.s.state().ca_state, CaState::Open);
+}
+
+#[test]
+fn cwnd_does_not_grow_while_application_limited() {
+    // Two segments per RTT never fill cwnd = 10, nor half of it (Linux's slow-start
+    // 2x rule in tcp_is_cwnd_limited), so the window must stay at IW.
+    let mut p = Pipe::new(TcpConfig::default(), 50 * MS, None);
+    for k in 0..20 {
+        p.write_at(k * 100 * MS + MS, 2 * MSS);
+    }
+    p.run_until(3000 * MS);
+    assert_eq!(p.s.snd_una(), 40 * MSS);
+    assert_eq!(p.s.state().cwnd, 10);
+    // Contrast: six segments per RTT exceed half the window, so slow start goes on.
+    let mut q = Pipe::new(TcpConfig::default(), 50 * MS, None);
+    for k in 0..3 {
+        q.write_at(k * 100 * MS + MS, 6 * MSS);
+    }
+    q.run_until(1000 * MS);
+    assert_eq!(q.s.state().cwnd, 28);
+}
+
+#[test]
+fn slow_start_after_idle_restarts_cwnd() {
+    let mut p = bulk(TcpConfig::default(), 70, 50 * MS, None);
+    p.run_until(1000 * MS);
+    assert_eq!(p.s.state().cwnd, 80, "grown to 80 by the first transfer");
+    // Idle for 3 s (RTO = 300 ms): halved per RTO down to IW = 10.
+    p.write_at(4000 * MS, 30 * MSS);
+    p.run_until(4050 * MS);
+    assert_eq!(p.s.state().cwnd, 10);
+    // tcp_current_ssthresh keeps the larger of ssthresh and 3/4 cwnd: still in slow
+    // start, ssthresh stays "infinite".
+    assert_eq!(p.s.state().ssthresh, crate::tcp::cc::INFINITE_SSTHRESH);
+    let burst = p.tx_bursts();
+    assert_eq!(*burst.last().unwrap(), (4000 * MS, 10));
+
+    let mut q = bulk(TcpConfig { slow_start_after_idle: false, ..Default::default() }, 70, 50 * MS, None);
+    q.run_until(1000 * MS);
+    q.write_at(4000 * MS, 30 * MSS);
+    q.run_until(4050 * MS);
+    assert_eq!(q.s.state().cwnd, 80);
+}
+
+// ---------------------------------------------------------------- Nagle
+
+#[test]
+fn nagle_on_coalesces_small_writes_until_ack() {
+    let mut p = Pipe::new(TcpConfig::default(), 50 * MS, None);
+    for k in 0..4 {
+        p.write_at(k * MS, 100);
+    }
+    p.run_until(500 * MS);
+    let tx: Vec<_> = p.log.iter().filter(|(_, e)| matches!(e, Ev::Tx(..))).copied().collect();
+    assert_eq!(tx, vec![(0, Ev::Tx(0, 100, false)), (100 * MS, Ev::Tx(100, 300, false))]);
+}
+
+#[test]
+fn nagle_off_sends_each_small_write_at_once() {
+    let mut p = Pipe::new(TcpConfig { nagle: false, ..Default::default() }, 50 * MS, None);
+    for k in 0..4 {
+        p.write_at(k * MS, 100);
+    }
+    p.run_until(500 * MS);
+    let tx: Vec<_> = p.log.iter().filter(|(_, e)| matches!(e, Ev::Tx(..))).copied().collect();
+    let want: Vec<_> = (0..4).map(|k| (k * MS, Ev::Tx(k * 100, 100, false))).collect();
+    assert_eq!(tx, want);
+}
+
+// ---------------------------------------------------------------- SACK recovery
+
+/// 12 Mbit/s bottleneck: 1 ms per 1500-byte packet; 20 ms each way.
+const RATE: Option<u64> = Some(12_000_000);
+
+#[test]
+fn single_drop_fast_retransmits_on_third_dupack_with_sack() {
+    let mut p = bulk(TcpConfig::default(), 100, 20 * MS, RATE);
+    p.on(seg(20), 1, Action::Drop);
+    p.run_until(5000 * MS);
+    assert_eq!(p.s.snd_una(), 100 * MSS);
+    let rtx = p.rtx();
+    assert_eq!(rtx.len(), 1);
+    assert_eq!(rtx[0].1, seg(20));
+    // The retransmission leaves on the third duplicate ACK (RACK's reordering
+    // window is zero once three segments are SACKed above the hole).
+    let dupacks: Vec<_> =
+        p.log.iter().filter(|(_, e)| matches!(e, Ev::Ack(a, s, _) if *a == seg(20) && *s > 0)).collect();
+    assert_eq!(rtx[0].0, dupacks[2].0);
+    let st = p.s.stats();
+    assert_eq!((st.fast_recoveries, st.timeouts, st.loss_events), (1, 0, 1));
+    assert_eq!(p.s.state().ca_state, CaState::Open);
+}
+
+#[test]
+fn two_drops_in_one_window_recover_in_one_episode_with_sack() {
+    let mut p = bulk(TcpConfig::default(), 100, 20 * MS, RATE);
+    p.on(seg(20), 1, Action::Drop);
+    p.on(seg(24), 1, Action::Drop);
+    p.run_until(5000 * MS);
+    assert_eq!(p.s.snd_una(), 100 * MSS);
+    let seqs: Vec<_> = p.rtx().iter().map(|r| r.1).collect();
+    assert_eq!(seqs, vec![seg(20), seg(24)]);
+    let st = p.s.stats();
+    assert_eq!((st.fast_recoveries, st.timeouts), (1, 0));
+}
+
+#[test]
+fn lost_retransmission_is_detected_by_time_without_rto() {
+    let mut p = bulk(TcpConfig::default(), 200, 20 * MS, RATE);
+    p.on(seg(20), 1, Action::Drop);
+    p.on(seg(20), 2, Action::Drop);
+    p.run_until(5000 * MS);
+    assert_eq!(p.s.snd_una(), 200 * MSS);
+    let rtx = p.rtx();
+    assert_eq!(rtx.iter().map(|r| r.1).collect::<Vec<_>>(), vec![seg(20), seg(20)]);
+    // RACK: the second retransmission follows the first by about one RTT (40 ms plus
+    // queueing), as soon as a segment sent after it is SACKed.
+    let gap = rtx[1].0 - rtx[0].0;
+    assert!(gap >= 40 * MS && gap < 200 * MS, "gap {gap}");
+    let st = p.s.stats();
+    assert_eq!((st.fast_recoveries, st.timeouts), (1, 0));
+}
+
+// ---------------------------------------------------------------- NewReno
+
+#[test]
+fn newreno_without_sack_repairs_one_hole_per_rtt() {
+    let cfg = TcpConfig { sack: false, ..Default::default() };
+    let mut p = bulk(cfg, 150, 20 * MS, RATE);
+    for i in [20, 25, 30] {
+        p.on(seg(i), 1, Action::Drop);
+    }
+    p.run_until(10_000 * MS);
+    assert_eq!(p.s.snd_una(), 150 * MSS);
+    let rtx = p.rtx();
+    assert_eq!(rtx.iter().map(|r| r.1).collect::<Vec<_>>(), vec![seg(20), seg(25), seg(30)]);
+    // Each partial ACK exposes the next hole: one retransmission per round trip.
+    for w in rtx.windows(2) {
+        assert!(w[1].0 - w[0].0 >= 40 * MS, "{rtx:?}");
+    }
+    let st = p.s.stats();
+    assert_eq!((st.fast_recoveries, st.timeouts), (1, 0));
+}
+
+// ---------------------------------------------------------------- RTO
+
+#[test]
+fn lost_tail_retransmission_times_out_with_exponential_backoff() {
+    // 20 segments, 100 ms RTT. The last one and its first two retransmissions are
+    // lost. The last ACK that advanced arrives at 200 ms and arms RTO = srtt +
+    // max(rttvar, 200 ms) = 300 ms; then 600 ms, then 1200 ms.
+    let mut p = bulk(TcpConfig::default(), 20, 50 * MS, None);
+    for n in 1..=3 {
+        p.on(seg(19), n, Action::Drop);
+    }
+    p.run_until(10_000 * MS);
+    assert_eq!(p.rtos(), vec![500 * MS, 1100 * MS, 2300 * MS]);
+    assert_eq!(p.rtx(), vec![(500 * MS, seg(19)), (1100 * MS, seg(19)), (2300 * MS, seg(19))]);
+    assert_eq!(p.s.snd_una(), 20 * MSS);
+    assert_eq!(p.s.stats().timeouts, 3);
+    assert!(!p.s.in_rto());
+    // ssthresh is set once, at the first RTO, from cwnd then (20 + 9 ACKs = 29):
+    // later backoffs in Loss do not halve it again (tcp_enter_loss).
+    assert_eq!(p.s.state().ssthresh, 14);
+}
+
+#[test]
+fn first_rto_without_rtt_sample_is_initial_rto() {
+    let mut p = bulk(TcpConfig::default(), 10, 50 * MS, None);
+    for i in 0..10 {
+        p.on(seg(i), 1, Action::Drop);
+    }
+    p.run_until(1500 * MS);
+    assert_eq!(p.rtos(), vec![1000 * MS]);
+    assert!(p.s.in_rto() || p.s.snd_una() > 0);
+}
+
+// ---------------------------------------------------------------- ECN
+
+#[test]
+fn ece_reduces_cwnd_once_per_window_and_sets_cwr_once() {
+    let cfg = TcpConfig { ecn: true, ..Default::default() };
+    let mut p = bulk(cfg, 400, 20 * MS, RATE);
+    for i in [30, 31, 32] {
+        p.on(seg(i), 1, Action::MarkCe);
+    }
+    p.run_until(450 * MS);
+    assert_eq!(p.s.stats().ecn_reductions, 1, "three marks in one window: one reduction");
+    let cwr: Vec<_> = p.log.iter().filter(|(_, e)| matches!(e, Ev::Tx(_, _, true))).collect();
+    assert_eq!(cwr.len(), 1);
+    // A mark a few windows later is a new congestion event.
+    p.on(seg(300), 1, Action::MarkCe);
+    p.run_until(5000 * MS);
+    assert_eq!(p.s.stats().ecn_reductions, 2);
+    assert!(p.rtx().is_empty());
+    assert_eq!(p.s.stats().fast_recoveries, 0);
+}
+
+// ---------------------------------------------------------------- undo
+
+#[test]
+fn dsack_for_spurious_retransmission_undoes_the_reduction() {
+    // Segment 20 is held back 200 ms: the sender retransmits it after three SACKs,
+    // the retransmission fills the hole, and the late original produces a DSACK.
+    let mut p = bulk(TcpConfig::default(), 150, 20 * MS, RATE);
+    p.on(seg(20), 1, Action::Delay(200 * MS));
+    p.run_until(5000 * MS);
+    assert_eq!(p.rtx().len(), 1);
+    let dsack_at = p.log.iter().find(|(_, e)| matches!(e, Ev::Ack(_, _, true))).map(|x| x.0).expect("a DSACK");
+    let before = p.trace.iter().rev().find(|x| x.0 < dsack_at).copied().unwrap();
+    let after = p.trace.iter().find(|x| x.0 >= dsack_at).copied().unwrap();
+    assert!(before.2 < 1000, "ssthresh was reduced: {before:?}");
+    assert_eq!(after.2, crate::tcp::cc::INFINITE_SSTHRESH, "undo restores ssthresh: {after:?}");
+    assert!(after.1 >= before.1);
+    assert_eq!(p.s.stats().undos, 1);
+}
+
+// ---------------------------------------------------------------- PRR
+
+#[test]
+fn prr_sends_about_half_the_window_during_recovery() {
+    let mut p = bulk(TcpConfig::default(), 300, 20 * MS, RATE);
+    p.on(seg(40), 1, Action::Drop);
+    p.run_until(5000 * MS);
+    let rtx_t = p.rtx()[0].0;
+    let enter = p.trace.iter().find(|x| x.3 == CaState::Recovery).copied().unwrap();
+    let exit = p.trace.iter().find(|x| x.0 > enter.0 && x.3 == CaState::Open).copied().unwrap();
+    let prior_cwnd = enter.2 * 2; // Reno: ssthresh = prior_cwnd / 2
+    let sent = p.sends_between(rtx_t, exit.0);
+    let half = (prior_cwnd / 2) as usize;
+    assert!(sent.abs_diff(half) <= 2, "sent {sent} during recovery, prior cwnd {prior_cwnd}");
+    assert_eq!(exit.1, exit.2, "cwnd = ssthresh at the end of recovery");
+}
+
+#[test]
+fn rate_halving_recovers_without_rto_and_ends_at_or_below_ssthresh() {
+    let cfg = TcpConfig { recovery: RecoveryMode::RateHalving, ..Default::default() };
+    let mut p = bulk(cfg, 300, 20 * MS, RATE);
+    p.on(seg(40), 1, Action::Drop);
+    p.run_until(5000 * MS);
+    assert_eq!(p.s.snd_una(), 300 * MSS);
+    assert_eq!(p.s.stats().timeouts, 0);
+    let enter = p.trace.iter().find(|x| x.3 == CaState::Recovery).copied().unwrap();
+    let exit = p.trace.iter().find(|x| x.0 > enter.0 && x.3 == CaState::Open).copied().unwrap();
+    assert!(exit.1 <= exit.2);
+}
+
+// ---------------------------------------------------------------- pacing
+
+#[test]
+fn pacing_spreads_segments_after_the_first_ten() {
+    let cfg = TcpConfig { pacing: true, ..Default::default() };
+    let mut p = bulk(cfg, 100, 50 * MS, None);
+    p.run_until(400 * MS);
+    let bursts = p.tx_bursts();
+    assert_eq!(bursts[0], (0, 10), "the first ten segments are not paced");
+    // In the second round no two segments leave at the same instant.
+    assert!(bursts.iter().filter(|b| b.0 >= 100 * MS).all(|b| b.1 <= 2), "{bursts:?}");
+    assert!(p.s.state().pacing_rate_bps > 0);
+}
