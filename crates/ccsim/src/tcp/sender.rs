@@ -701,12 +701,16 @@ impl TcpSender {
             return;
         }
 
-        // `tcp_ack_update_window`: the peer's ACK number never moves back, so the
-        // window may be updated whenever the ACK advances or the window grows.
-        if ack > self.snd_una || seg.rwnd > self.snd_wnd {
-            flag |= FLAG_WIN_UPDATE;
+        // `tcp_ack_update_window` / `tcp_may_update_window`: the peer sends no data,
+        // so its sequence number (snd_wl1) never moves; the window is taken when the
+        // ACK advances, when it grows, or when it closes to zero. A duplicate ACK
+        // with a smaller window is ignored, as in Linux.
+        if ack > self.snd_una || seg.rwnd > self.snd_wnd || seg.rwnd == 0 {
+            if seg.rwnd != self.snd_wnd || ack > self.snd_una {
+                flag |= FLAG_WIN_UPDATE;
+            }
+            self.snd_wnd = seg.rwnd;
         }
-        self.snd_wnd = seg.rwnd;
         if ack > self.snd_una {
             flag |= FLAG_SND_UNA_ADVANCED;
             self.snd_una = ack;
@@ -1558,6 +1562,7 @@ impl TcpSender {
         sk.snd_nxt = self.snd_nxt;
         sk.srtt_us = (self.rtt.srtt_us8() >> 3) as u32;
         sk.min_rtt_us = self.rtt.min_rtt_us();
+        sk.lsndtime = self.lsndtime;
     }
 
     fn with_cc<R>(&mut self, f: impl FnOnce(&mut AnyCc, &mut CcContext<'_>) -> R) -> R {

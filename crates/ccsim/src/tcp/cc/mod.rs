@@ -187,6 +187,9 @@ pub struct SockState {
     pub app_limited: u64,
     pub snd_una: u64,
     pub snd_nxt: u64,
+    /// Time of the last data transmission (`lsndtime`; CUBIC shifts its epoch by
+    /// the idle time on TX_START, which is raised before this is updated).
+    pub lsndtime: Nanos,
     /// ECN negotiated.
     pub ecn_ok: bool,
     /// `sk_pacing_rate`, bytes per second; `u64::MAX` = unlimited.
@@ -217,6 +220,7 @@ impl SockState {
             app_limited: 0,
             snd_una: 0,
             snd_nxt: 0,
+            lsndtime: 0,
             ecn_ok: false,
             pacing_rate: u64::MAX,
             pacing_needed: false,

@@ -44,6 +44,7 @@ enum Item {
     Data(Segment, bool),
     Ack(Segment),
     Write(u64),
+    SetRwnd(u64),
 }
 
 /// Minimal receiver.
@@ -185,6 +186,11 @@ impl Pipe {
         self.push(t, Item::Write(bytes));
     }
 
+    /// The receiver advertises `rwnd` from `t` on.
+    pub fn set_rwnd_at(&mut self, t: Nanos, rwnd: u64) {
+        self.push(t, Item::SetRwnd(rwnd));
+    }
+
     fn push(&mut self, t: Nanos, it: Item) {
         self.items.push(it);
         self.q.push(Reverse((t, self.seqno, self.items.len() - 1)));
@@ -243,6 +249,7 @@ impl Pipe {
                         let acc = self.s.write(self.now, b);
                         assert_eq!(acc, b, "test writes must fit the send buffer");
                     }
+                    Item::SetRwnd(w) => self.r.rwnd = w,
                     Item::Data(seg, ce) => {
                         let ack = self.r.on_data(&seg, ce);
                         self.push(self.now + self.owd, Item::Ack(ack));
