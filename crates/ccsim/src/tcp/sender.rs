@@ -138,7 +138,7 @@ pub struct SenderStats {
     pub retrans_bytes: u64,
     pub segs_sent: u64,
     pub retrans_segs: u64,
-    /// Congestion episodes: entries into Recovery plus RTOs outside Loss.
+    /// Congestion episodes: entries into Recovery plus RTOs outside Recovery/Loss.
     pub loss_events: u64,
     /// RTO expirations (each backoff counts).
     pub timeouts: u64,
@@ -614,7 +614,8 @@ impl TcpSender {
             return;
         }
         self.stats.timeouts += 1;
-        if self.sk.ca_state != CaState::Loss {
+        // An RTO during Recovery or Loss continues the same congestion episode.
+        if self.sk.ca_state < CaState::Recovery {
             self.stats.loss_events += 1;
         }
         self.enter_loss();
@@ -1010,7 +1011,7 @@ impl TcpSender {
         }
         let d = acked.saturating_sub(self.sb.sacked_out).max(1);
         self.count_delivered(d, ece);
-        if acked - 1 >= self.sb.sacked_out {
+        if acked > self.sb.sacked_out {
             self.sb.sacked_out = 0;
         } else {
             self.sb.sacked_out -= acked - 1;
@@ -1282,13 +1283,11 @@ impl TcpSender {
             self.retrans_stamp = None;
         } else if self.snd_una >= self.high_seq {
             match self.sk.ca_state {
-                CaState::Cwr => {
-                    // Hold CWR until something *above* high_seq is ACKed, so the CWR
-                    // flag has reached the receiver.
-                    if self.snd_una != self.high_seq {
-                        self.end_cwnd_reduction();
-                        self.set_state(CaState::Open);
-                    }
+                // Hold CWR until something *above* high_seq is ACKed, so the CWR
+                // flag has reached the receiver.
+                CaState::Cwr if self.snd_una != self.high_seq => {
+                    self.end_cwnd_reduction();
+                    self.set_state(CaState::Open);
                 }
                 CaState::Recovery => {
                     if !self.sack {

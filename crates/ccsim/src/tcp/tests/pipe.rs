@@ -158,6 +158,10 @@ impl Pipe {
     /// serialization, all segments of a burst arrive together).
     pub fn new(cfg: TcpConfig, owd: Nanos, rate_bps: Option<u64>) -> Self {
         let cc = cc::build(&cfg.cc, "cc").unwrap();
+        Self::with_cc(cfg, cc, owd, rate_bps)
+    }
+
+    pub fn with_cc(cfg: TcpConfig, cc: cc::AnyCc, owd: Nanos, rate_bps: Option<u64>) -> Self {
         let r = TestReceiver { sack: cfg.sack, rwnd: 64 << 20, ..Default::default() };
         Pipe {
             s: TcpSender::new(&cfg, cc, 0),
