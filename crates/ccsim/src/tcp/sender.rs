@@ -217,6 +217,8 @@ pub struct TcpSender {
     /// Send times of the first and last never-retransmitted segments newly SACKed by
     /// the ACK being processed.
     sackt: (Option<Nanos>, Option<Nanos>),
+    /// Non-DSACK blocks of the previous SACK-carrying ACK (`recv_sack_cache`).
+    sack_cache: Vec<(u64, u64)>,
 
     stats: SenderStats,
 }
@@ -282,6 +284,7 @@ impl TcpSender {
             rcv_wnd_adv: cfg.rcvbuf_bytes,
             last_tsecr: 0,
             sackt: (None, None),
+            sack_cache: Vec::new(),
             stats: SenderStats::default(),
         };
         s.with_cc(|cc, cx| cc.ops().init(cx));
@@ -657,6 +660,7 @@ impl TcpSender {
         let reneged = self.sb.head().is_some_and(|h| h.flags.sacked);
         if reneged {
             self.sb.clear_all_sacked();
+            self.sack_cache.clear();
         } else if !self.sack {
             self.sb.sacked_out = 0;
         }
@@ -782,6 +786,7 @@ impl TcpSender {
         let mut flag = 0;
         let blocks = seg.sacks();
         let mut reord = u64::MAX;
+        let mut new_cache: Vec<(u64, u64)> = Vec::with_capacity(blocks.len());
         let prior_fack = if self.sb.sacked_out > 0 { self.sb.highest_sack_end } else { prior_snd_una };
         for (bi, b) in blocks.iter().enumerate() {
             if b.end <= b.start {
@@ -800,13 +805,21 @@ impl TcpSender {
                 }
                 continue;
             }
+            new_cache.push((b.start, b.end));
             if b.end <= self.snd_una {
                 continue;
             }
-            let mut i = self.sb.first_at_or_after(b.start.max(self.snd_una));
+            let start = b.start.max(self.snd_una);
+            // `recv_sack_cache`: the part of a block already reported by the previous
+            // ACK was tagged then; a growing block costs only its new end.
+            let mut skip = start;
+            while let Some(c) = self.sack_cache.iter().find(|c| c.0 <= skip && skip < c.1) {
+                skip = c.1;
+            }
+            let mut i = self.sb.containing_or_after(skip);
             while i < self.sb.len() && self.sb.get(i).end_seq() <= b.end {
                 let s = *self.sb.get(i);
-                if !s.flags.sacked {
+                if !s.flags.sacked && s.seq >= start {
                     if !s.ever_retrans {
                         if s.seq < prior_fack {
                             reord = reord.min(s.seq);
@@ -831,6 +844,7 @@ impl TcpSender {
                 i += 1;
             }
         }
+        self.sack_cache = new_cache;
         if reord < prior_fack {
             self.check_sack_reordering(reord, prior_fack);
         }
@@ -1395,10 +1409,11 @@ impl TcpSender {
     fn rack_detect_loss(&mut self) -> Nanos {
         let reo_wnd = self.rack_reo_wnd();
         let mut timeout: Nanos = 0;
-        let mut i = 0;
-        while i < self.sb.len() {
-            let s = *self.sb.get(i);
-            i += 1;
+        let mut cur = self.sb.next_unsacked(0, true);
+        while let Some(idx) = cur {
+            let s = *self.sb.get(idx);
+            cur = self.sb.next_unsacked(s.seq, false);
+            let i = idx + 1;
             if s.flags.sacked || (s.flags.lost && !s.flags.retrans) {
                 continue;
             }

@@ -437,3 +437,32 @@ fn same_scenario_gives_identical_event_log() {
     };
     assert_eq!(run(), run());
 }
+
+#[test]
+#[ignore]
+fn perf_large_window_with_losses() {
+    use rand::{Rng as _, SeedableRng};
+    let mut rng = crate::rng::Rng::seed_from_u64(7);
+    let n = 200_000;
+    let mut p = bulk(TcpConfig { sndbuf_bytes: 1 << 40, ..Default::default() }, n, 25 * MS, Some(1_000_000_000));
+    for i in 0..n {
+        if rng.random::<f64>() < 0.001 {
+            p.on(seg(i), 1, Action::Drop);
+        }
+    }
+    let t0 = std::time::Instant::now();
+    p.run_until(600_000 * MS);
+    eprintln!("done={} t={:?} stats={:?} wall={:?}", p.s.snd_una() == n * MSS, p.now, (p.s.stats().fast_recoveries, p.s.stats().timeouts), t0.elapsed());
+}
+
+#[test]
+#[ignore]
+fn perf_huge_window_single_loss() {
+    let n = 100_000;
+    let mut p = bulk(TcpConfig { sndbuf_bytes: 1 << 40, ..Default::default() }, n, 25 * MS, Some(1_000_000_000));
+    p.on(seg(30_000), 1, Action::Drop);
+    p.on(seg(30_500), 1, Action::Drop);
+    let t0 = std::time::Instant::now();
+    p.run_until(600_000 * MS);
+    eprintln!("done={} t={:?} stats={:?} wall={:?}", p.s.snd_una() == n * MSS, p.now, (p.s.stats().fast_recoveries, p.s.stats().timeouts), t0.elapsed());
+}
