@@ -248,6 +248,31 @@ fn dsack_for_spurious_retransmission_undoes_the_reduction() {
     assert_eq!(p.s.stats().undos, 1);
 }
 
+#[test]
+fn spurious_rto_is_undone_by_timestamps() {
+    // A 250 ms delay spike on the second flight (sent at 100 ms): the RTO (300 ms
+    // after the last ACK at 100 ms) fires at 400 ms and retransmits segment 10. The
+    // delayed original arrived first (at 400 ms); its ACK reaches the sender at 450
+    // ms echoing the original's 100 ms timestamp, older than the retransmission, so
+    // Linux's Eifel check (`tcp_packet_delayed` in `tcp_try_undo_loss`) undoes the
+    // reduction on that very ACK.
+    let mut p = bulk(TcpConfig::default(), 40, 50 * MS, None);
+    for i in 10..30 {
+        p.on(seg(i), 1, Action::Delay(250 * MS));
+    }
+    p.run_until(5000 * MS);
+    assert_eq!(p.rtos(), vec![400 * MS]);
+    assert_eq!(p.rtx(), vec![(400 * MS, seg(10))]);
+    assert_eq!(p.s.stats().undos, 1);
+    let after = p.trace.iter().find(|x| x.0 == 450 * MS).copied().unwrap();
+    assert_eq!(after.3, CaState::Open);
+    assert_eq!(after.2, crate::tcp::cc::INFINITE_SSTHRESH, "ssthresh restored");
+    // Undo restores cwnd = 20 (its value before the RTO); the same ACK then counts
+    // in slow start (tcp_cong_control runs after tcp_fastretrans_alert): 21.
+    assert_eq!(after.1, 21);
+    assert_eq!(p.s.snd_una(), 40 * MSS);
+}
+
 // ---------------------------------------------------------------- PRR
 
 #[test]
