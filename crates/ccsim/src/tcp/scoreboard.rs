@@ -200,6 +200,16 @@ impl Scoreboard {
         s.rate = rate;
     }
 
+    /// A tail-loss-probe retransmission (`__tcp_retransmit_skb` without the
+    /// `retrans_out` accounting): only the send time, rate snapshot and
+    /// `EVER_RETRANS` change.
+    pub fn mark_probe_retransmitted(&mut self, i: usize, now: Nanos, rate: TxRateInfo) {
+        let s = &mut self.segs[i];
+        s.ever_retrans = true;
+        s.tx_time = now;
+        s.rate = rate;
+    }
+
     pub fn seg_mut_rate(&mut self, i: usize) -> &mut TxRateInfo {
         &mut self.segs[i].rate
     }

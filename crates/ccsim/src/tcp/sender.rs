@@ -19,6 +19,7 @@
 //! | rate halving (2.6) | `cwnd_down` | 2.6 `tcp_cwnd_down` |
 //! | undo | `try_undo_*`, `undo_cwnd_reduction` | same names |
 //! | RTO | `retransmit_timer`, `enter_loss` | `tcp_retransmit_timer`, `tcp_enter_loss` |
+//! | tail loss probe | `schedule_loss_probe`, `send_loss_probe`, `process_tlp_ack` | same names, `tcp_` prefix |
 //! | cwnd validation | `cwnd_validate` | `tcp_cwnd_validate`, `tcp_cwnd_application_limited` |
 //! | slow start after idle | `cwnd_restart` | `tcp_slow_start_after_idle_check`, `tcp_cwnd_restart` |
 //! | Nagle | `nagle_holds` | `tcp_nagle_check` with Minshall's variant |
@@ -46,9 +47,16 @@
 //! the SYN exchange), and the peer's receive window is assumed to be
 //! `rcvbuf_bytes` until the first ACK reports it.
 //!
-//! Left out (Linux has them): tail loss probes (TLP), F-RTO, TSO/GSO autosizing, TCP
-//! small queues and autocorking, SACK reneging recovery beyond clearing marks on RTO,
-//! DSACK-driven growth of RACK's reordering window, MTU probing.
+//! **Tail loss probes** (TLP, RFC 8985 §7) are on by default as in Linux
+//! (`tcp_early_retrans` = 3) and switchable (`tlp`). One deviation: Linux arms the
+//! probe timer *instead of* the RTO on an ACK and later derives the RTO from the
+//! head's send time; here the RTO stays armed from the ACK, which differs by at most
+//! the ACK's delay.
+//!
+//! Left out (Linux has them): F-RTO (Linux's timestamp-based Eifel undo, which is
+//! here, catches most spurious RTOs first), TSO/GSO autosizing, TCP small queues and
+//! autocorking, SACK reneging recovery beyond clearing marks on RTO, DSACK-driven
+//! growth of RACK's reordering window, MTU probing.
 
 use crate::error::ConfigError;
 use crate::rng::Rng;
@@ -148,6 +156,8 @@ pub struct SenderStats {
     pub ecn_reductions: u64,
     /// Reductions undone as spurious (DSACK or timestamps).
     pub undos: u64,
+    /// Tail loss probes sent.
+    pub tlp_probes: u64,
     /// Every RTT sample fed to the estimator, µs.
     pub rtt_samples_us: Vec<u32>,
 }
@@ -220,6 +230,20 @@ pub struct TcpSender {
     /// Non-DSACK blocks of the previous SACK-carrying ACK (`recv_sack_cache`).
     sack_cache: Vec<(u64, u64)>,
 
+    /// Tail loss probe (RFC 8985 §7, Linux `tcp_early_retrans` = 3).
+    tlp: bool,
+    tlp_deadline: Option<Nanos>,
+    /// `tlp_high_seq`: snd_nxt when the outstanding probe was sent.
+    tlp_high_seq: Option<u64>,
+    /// The outstanding probe was a retransmission (not new data).
+    tlp_retrans: bool,
+    /// A probe decided by the timer, emitted by the next `poll_transmit`.
+    tlp_pending: bool,
+    min_rto: Nanos,
+    initial_rto: Nanos,
+    /// New-data segments sent in the current transmit burst.
+    batch_new: u32,
+
     stats: SenderStats,
 }
 
@@ -285,6 +309,14 @@ impl TcpSender {
             last_tsecr: 0,
             sackt: (None, None),
             sack_cache: Vec::new(),
+            tlp: cfg.tlp,
+            tlp_deadline: None,
+            tlp_high_seq: None,
+            tlp_retrans: false,
+            tlp_pending: false,
+            min_rto: cfg.min_rto_ms * NS_PER_MS,
+            initial_rto: cfg.initial_rto_ms * NS_PER_MS,
+            batch_new: 0,
             stats: SenderStats::default(),
         };
         s.with_cc(|cc, cx| cc.ops().init(cx));
@@ -357,6 +389,12 @@ impl TcpSender {
             self.probe_pending = false;
             return Some(self.make_segment(self.snd_una, 0, false, false));
         }
+        if self.tlp_pending {
+            self.tlp_pending = false;
+            if let Some(seg) = self.send_loss_probe() {
+                return Some(seg);
+            }
+        }
         if self.pacing_active() && now < self.wstamp {
             return None;
         }
@@ -426,6 +464,7 @@ impl TcpSender {
         let seq = self.snd_nxt;
         self.sb.push(TxSeg { seq, len, flags: SegFlags::default(), ever_retrans: false, tx_time: now, rate });
         self.snd_nxt += len as u64;
+        self.batch_new += 1;
         if len < self.mss {
             self.snd_sml = self.snd_nxt;
         }
@@ -510,7 +549,12 @@ impl TcpSender {
         if self.batch_sent > 0 || is_cwnd_limited {
             self.cwnd_validate(is_cwnd_limited);
         }
+        // `tcp_write_xmit`: after new data, one loss probe per tail-loss episode.
+        if self.batch_new > 0 {
+            self.schedule_loss_probe(false);
+        }
         self.batch_sent = 0;
+        self.batch_new = 0;
     }
 
     fn cwnd_validate(&mut self, is_cwnd_limited: bool) {
@@ -556,7 +600,10 @@ impl TcpSender {
     /// Earliest time `on_timer` (or, for pacing, `poll_transmit`) has work.
     pub fn next_timer(&self) -> Option<Nanos> {
         let pacing = (self.pacing_active() && self.wstamp > self.now && self.has_sendable()).then_some(self.wstamp);
-        [self.rto_deadline, self.reo_deadline, self.persist_deadline, pacing].into_iter().flatten().min()
+        [self.rto_deadline, self.reo_deadline, self.persist_deadline, self.tlp_deadline, pacing]
+            .into_iter()
+            .flatten()
+            .min()
     }
 
     fn has_sendable(&self) -> bool {
@@ -569,6 +616,14 @@ impl TcpSender {
         if self.reo_deadline.is_some_and(|t| t <= now) {
             self.reo_deadline = None;
             self.rack_reo_timeout();
+        }
+        if self.tlp_deadline.is_some_and(|t| t <= now) {
+            // The probe timer stands in for the RTO when both are due.
+            self.tlp_deadline = None;
+            if self.tlp_high_seq.is_none() && self.sb.packets_out() > 0 {
+                self.tlp_pending = true;
+                self.rearm_rto_always();
+            }
         }
         if self.rto_deadline.is_some_and(|t| t <= now) {
             self.rto_deadline = None;
@@ -609,6 +664,91 @@ impl TcpSender {
         self.probe_pending = true;
         self.persist_backoff += 1;
         self.persist_deadline = Some(self.now + self.persist_timeout());
+    }
+
+    /// `tcp_schedule_loss_probe`: probe after 2*srtt (plus a delayed-ACK allowance
+    /// of `rto_min` when a single segment is out), but never later than the RTO.
+    fn schedule_loss_probe(&mut self, advancing_rto: bool) -> bool {
+        if !self.tlp
+            || !self.sack
+            || self.sb.packets_out() == 0
+            || !matches!(self.sk.ca_state, CaState::Open | CaState::Cwr)
+        {
+            return false;
+        }
+        let mut timeout = if self.rtt.has_sample() {
+            let two_srtt = (self.rtt.srtt() * 2).div_ceil(JIFFY) * JIFFY;
+            two_srtt + if self.sb.packets_out() == 1 { self.min_rto } else { TCP_TIMEOUT_MIN }
+        } else {
+            self.initial_rto
+        };
+        let rto_delta = if advancing_rto {
+            Some(self.rtt.rto())
+        } else {
+            self.rto_deadline.map(|d| d.saturating_sub(self.now))
+        };
+        if let Some(d) = rto_delta.filter(|&d| d > 0) {
+            timeout = timeout.min(d);
+        }
+        self.tlp_deadline = Some(self.now + timeout);
+        true
+    }
+
+    /// `tcp_send_loss_probe`: send one new segment if the window allows (ignoring
+    /// cwnd and Nagle), else retransmit the last segment, so that a tail loss gets
+    /// SACK feedback and RACK can repair it without an RTO.
+    fn send_loss_probe(&mut self) -> Option<Segment> {
+        let unsent = self.write_seq - self.snd_nxt;
+        if unsent > 0 {
+            let len = unsent.min(self.mss as u64) as u32;
+            if self.snd_nxt + len as u64 <= self.snd_una + self.snd_wnd {
+                self.tlp_retrans = false;
+                let seg = self.send_new(len);
+                self.batch_new = 0; // a probe does not schedule another probe
+                self.tlp_high_seq = Some(self.snd_nxt);
+                self.stats.tlp_probes += 1;
+                self.rearm_rto_always();
+                return Some(seg);
+            }
+            return None;
+        }
+        let i = self.sb.len().checked_sub(1)?;
+        let last = *self.sb.get(i);
+        if last.flags.sacked {
+            return None;
+        }
+        // `__tcp_retransmit_skb`: a probe is not counted in retrans_out; the segment
+        // stays "in flight" once, but is marked as ever retransmitted.
+        self.event_data_sent();
+        let rate = self.rate.on_send(self.now, self.sb.packets_out());
+        self.sb.mark_probe_retransmitted(i, self.now, rate);
+        self.tlp_retrans = true;
+        self.tlp_high_seq = Some(self.snd_nxt);
+        self.stats.tlp_probes += 1;
+        self.stats.retrans_bytes += last.len as u64;
+        self.stats.retrans_segs += 1;
+        self.after_send(last.len, true);
+        self.rearm_rto_always();
+        Some(self.make_segment(last.seq, last.len, true, false))
+    }
+
+    /// `tcp_process_tlp_ack`: did the probe repair a loss? If the ACK moves past the
+    /// probe, a segment was lost and repaired by it: reduce cwnd once (CWR).
+    fn process_tlp_ack(&mut self, ack: u64, flag: u32) {
+        let Some(h) = self.tlp_high_seq else { return };
+        if ack < h {
+            return;
+        }
+        if !self.tlp_retrans || flag & FLAG_DSACKING_ACK != 0 {
+            self.tlp_high_seq = None;
+        } else if ack > h {
+            self.init_cwnd_reduction();
+            self.set_state(CaState::Cwr);
+            self.end_cwnd_reduction();
+            self.try_keep_open();
+        } else if flag & (FLAG_SND_UNA_ADVANCED | FLAG_NOT_DUP | FLAG_DATA_SACKED) == 0 {
+            self.tlp_high_seq = None;
+        }
     }
 
     /// `tcp_retransmit_timer`.
@@ -652,6 +792,8 @@ impl TcpSender {
         }
         self.set_state(CaState::Loss);
         self.high_seq = self.snd_nxt;
+        self.tlp_high_seq = None;
+        self.tlp_deadline = None;
         self.queue_cwr();
     }
 
@@ -746,13 +888,20 @@ impl TcpSender {
 
         flag |= self.clean_rtx_queue(prior_fack, prior_snd_una, &mut rs, seg, ece, flag);
 
+        if self.tlp_high_seq.is_some() {
+            self.process_tlp_ack(ack, flag);
+        }
         if self.ack_is_dubious(flag) {
             let num_dupack =
                 u32::from(flag & (FLAG_SND_UNA_ADVANCED | FLAG_NOT_DUP | FLAG_DSACKING_ACK) == 0);
             self.fastretrans_alert(prior_snd_una, num_dupack, &mut flag);
         }
         if flag & FLAG_SET_XMIT_TIMER != 0 {
+            // `tcp_set_xmit_timer`. Linux arms the probe *instead of* the RTO and
+            // later re-derives the RTO from the head's send time; keeping the RTO
+            // armed from now is the same to within the ACK's delay.
             self.rearm_rto();
+            self.schedule_loss_probe(true);
         }
         let delivered = (self.rate.delivered - prior_delivered) as u32;
         let lost = (self.lost_total - prior_lost) as u32;
@@ -1062,7 +1211,11 @@ impl TcpSender {
 
     fn init_undo(&mut self) {
         self.undo_marker = Some(self.snd_una);
-        self.undo_retrans = if self.sb.retrans_out > 0 { self.sb.retrans_out as i32 } else { -1 };
+        let mut u = self.sb.retrans_out as i32;
+        if self.tlp_high_seq.is_some() && self.tlp_retrans {
+            u += 1; // the probe may come back as a DSACK too
+        }
+        self.undo_retrans = if u > 0 { u } else { -1 };
     }
 
     fn undo_cwnd_reduction(&mut self, unmark_loss: bool) {
@@ -1148,6 +1301,7 @@ impl TcpSender {
 
     fn init_cwnd_reduction(&mut self) {
         self.high_seq = self.snd_nxt;
+        self.tlp_high_seq = None;
         self.sk.cwnd_cnt = 0;
         self.sk.prior_cwnd = self.sk.cwnd;
         self.prr_delivered = 0;

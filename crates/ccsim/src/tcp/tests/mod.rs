@@ -181,8 +181,9 @@ fn newreno_without_sack_repairs_one_hole_per_rtt() {
 fn lost_tail_retransmission_times_out_with_exponential_backoff() {
     // 20 segments, 100 ms RTT. The last one and its first two retransmissions are
     // lost. The last ACK that advanced arrives at 200 ms and arms RTO = srtt +
-    // max(rttvar, 200 ms) = 300 ms; then 600 ms, then 1200 ms.
-    let mut p = bulk(TcpConfig::default(), 20, 50 * MS, None);
+    // max(rttvar, 200 ms) = 300 ms; then 600 ms, then 1200 ms. (Tail loss probes
+    // off: this is the RFC 6298 timer alone.)
+    let mut p = bulk(TcpConfig { tlp: false, ..Default::default() }, 20, 50 * MS, None);
     for n in 1..=3 {
         p.on(seg(19), n, Action::Drop);
     }
@@ -198,8 +199,44 @@ fn lost_tail_retransmission_times_out_with_exponential_backoff() {
 }
 
 #[test]
+fn lost_loss_probe_of_the_last_segment_leads_to_rto_with_backoff() {
+    // Linux default (TLP on): with one segment out the probe timeout is 2*srtt +
+    // 200 ms = 400 ms, capped by the RTO (300 ms), so the probe replaces the first
+    // RTO at 500 ms. The probe is lost; the RTO, re-armed when the probe left, fires
+    // at 800 ms, and after backoff at 1400 ms.
+    let mut p = bulk(TcpConfig::default(), 20, 50 * MS, None);
+    for n in 1..=3 {
+        p.on(seg(19), n, Action::Drop);
+    }
+    p.run_until(10_000 * MS);
+    assert_eq!(p.rtx(), vec![(500 * MS, seg(19)), (800 * MS, seg(19)), (1400 * MS, seg(19))]);
+    assert_eq!(p.rtos(), vec![800 * MS, 1400 * MS]);
+    assert_eq!(p.s.stats().tlp_probes, 1);
+    assert_eq!(p.s.snd_una(), 20 * MSS);
+}
+
+#[test]
+fn tail_loss_probe_repairs_a_lost_tail_without_rto() {
+    // The last three of 20 segments are lost. The ACK at 200 ms (for 0..16) arms the
+    // probe at 2*srtt + 2 ms = 202 ms; the probe retransmits segment 19, its SACK
+    // at 502 ms lets RACK mark 17 and 18 lost, and fast recovery repairs them. PRR
+    // with nothing else in flight is packet conservation: one SACKed segment buys
+    // one retransmission (17), whose ACK at 602 ms releases the next (18).
+    let mut p = bulk(TcpConfig::default(), 20, 50 * MS, None);
+    for i in 17..20 {
+        p.on(seg(i), 1, Action::Drop);
+    }
+    p.run_until(10_000 * MS);
+    assert_eq!(p.rtx(), vec![(402 * MS, seg(19)), (502 * MS, seg(17)), (602 * MS, seg(18))]);
+    assert!(p.rtos().is_empty());
+    let st = p.s.stats();
+    assert_eq!((st.tlp_probes, st.fast_recoveries, st.timeouts), (1, 1, 0));
+    assert_eq!(p.s.snd_una(), 20 * MSS);
+}
+
+#[test]
 fn first_rto_without_rtt_sample_is_initial_rto() {
-    let mut p = bulk(TcpConfig::default(), 10, 50 * MS, None);
+    let mut p = bulk(TcpConfig { tlp: false, ..Default::default() }, 10, 50 * MS, None);
     for i in 0..10 {
         p.on(seg(i), 1, Action::Drop);
     }
@@ -256,7 +293,7 @@ fn spurious_rto_is_undone_by_timestamps() {
     // ms echoing the original's 100 ms timestamp, older than the retransmission, so
     // Linux's Eifel check (`tcp_packet_delayed` in `tcp_try_undo_loss`) undoes the
     // reduction on that very ACK.
-    let mut p = bulk(TcpConfig::default(), 40, 50 * MS, None);
+    let mut p = bulk(TcpConfig { tlp: false, ..Default::default() }, 40, 50 * MS, None);
     for i in 10..30 {
         p.on(seg(i), 1, Action::Delay(250 * MS));
     }
