@@ -477,7 +477,7 @@ impl TcpSender {
         }
         // `tcp_ecn_send`: CWR rides on the next new data segment after a reduction.
         let cwr = std::mem::take(&mut self.ecn_queue_cwr);
-        self.after_send(len, false);
+        self.after_send(len);
         self.make_segment(seq, len, false, cwr)
     }
 
@@ -504,7 +504,7 @@ impl TcpSender {
         }
         self.stats.retrans_bytes += seg.len as u64;
         self.stats.retrans_segs += 1;
-        self.after_send(seg.len, true);
+        self.after_send(seg.len);
         self.make_segment(seg.seq, seg.len, true, false)
     }
 
@@ -516,7 +516,7 @@ impl TcpSender {
         self.lsndtime = self.now;
     }
 
-    fn after_send(&mut self, len: u32, _retrans: bool) {
+    fn after_send(&mut self, len: u32) {
         self.stats.bytes_sent += len as u64;
         self.stats.segs_sent += 1;
         self.data_segs_out += 1;
@@ -727,7 +727,7 @@ impl TcpSender {
         self.stats.tlp_probes += 1;
         self.stats.retrans_bytes += last.len as u64;
         self.stats.retrans_segs += 1;
-        self.after_send(last.len, true);
+        self.after_send(last.len);
         self.rearm_rto_always();
         Some(self.make_segment(last.seq, last.len, true, false))
     }
@@ -886,7 +886,7 @@ impl TcpSender {
             return;
         }
 
-        flag |= self.clean_rtx_queue(prior_fack, prior_snd_una, &mut rs, seg, ece, flag);
+        flag |= self.clean_rtx_queue(prior_fack, &mut rs, seg, ece);
 
         if self.tlp_high_seq.is_some() {
             self.process_tlp_ack(ack, flag);
@@ -981,11 +981,14 @@ impl TcpSender {
                         self.sackt.1 = Some(s.tx_time);
                     }
                     self.rack_advance(s.ever_retrans, s.end_seq(), s.tx_time);
-                    let (tx, end, rt) = (s.tx_time, s.end_seq(), s.ever_retrans);
-                    let info = self.sb.seg_mut_rate(i);
-                    let mut info_c = *info;
-                    self.rate.on_delivered(rs, &mut info_c, tx, end, rt, true);
-                    *self.sb.seg_mut_rate(i) = info_c;
+                    self.rate.on_delivered(
+                        rs,
+                        self.sb.seg_mut_rate(i),
+                        s.tx_time,
+                        s.end_seq(),
+                        s.ever_retrans,
+                        true,
+                    );
                     self.sb.mark_sacked(i);
                     self.count_delivered(1, ece);
                     flag |= FLAG_DATA_SACKED;
@@ -1044,15 +1047,7 @@ impl TcpSender {
     }
 
     /// `tcp_clean_rtx_queue` + `tcp_ack_update_rtt` + the `pkts_acked` hook.
-    fn clean_rtx_queue(
-        &mut self,
-        prior_fack: u64,
-        _prior_snd_una: u64,
-        rs: &mut RateSample,
-        seg: &Segment,
-        ece: bool,
-        flag_in: u32,
-    ) -> u32 {
+    fn clean_rtx_queue(&mut self, prior_fack: u64, rs: &mut RateSample, seg: &Segment, ece: bool) -> u32 {
         let now = self.now;
         let mut flag = 0u32;
         let mut first_ackt: Option<Nanos> = None;
@@ -1075,9 +1070,6 @@ impl TcpSender {
                 if !(s.ever_retrans && seg.tsecr != 0 && seg.tsecr < s.tx_time) {
                     self.rack_advance(s.ever_retrans, s.end_seq(), s.tx_time);
                 }
-            }
-            if s.flags.lost && !s.flags.sacked {
-                // already accounted by pop_acked; nothing else to undo
             }
             pkts_acked += 1;
             let (tx, end, rt) = (s.tx_time, s.end_seq(), s.ever_retrans);
@@ -1126,7 +1118,6 @@ impl TcpSender {
             self.rtt.on_sample(now, seq_rtt as u64, ca_rtt.max(0) as u64, self.snd_una, self.snd_nxt);
             self.stats.rtt_samples_us.push(seq_rtt.min(u32::MAX as i64) as u32);
         }
-        let _ = flag_in;
 
         let in_flight_bytes = if rs.prior_mstamp.is_some() {
             (self.mss as u64 * (self.rate.delivered - rs.prior_delivered)).min(u32::MAX as u64) as u32
