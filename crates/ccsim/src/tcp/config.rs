@@ -90,6 +90,9 @@ pub struct TcpConfig {
     /// Only with SACK, as in Linux.
     #[serde(default = "d_true")]
     pub tlp: bool,
+    /// F-RTO spurious-timeout detection (RFC 5682; `net.ipv4.tcp_frto` = 2).
+    #[serde(default = "d_true")]
+    pub frto: bool,
     /// `net.ipv4.tcp_slow_start_after_idle` = 1.
     #[serde(default = "d_true")]
     pub slow_start_after_idle: bool,
@@ -169,6 +172,7 @@ impl Default for TcpConfig {
             ecn: false,
             recovery: RecoveryMode::Prr,
             tlp: true,
+            frto: true,
             slow_start_after_idle: true,
             pacing: false,
             min_rto_ms: d_min_rto(),

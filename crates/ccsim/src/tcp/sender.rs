@@ -53,8 +53,12 @@
 //! head's send time; here the RTO stays armed from the ACK, which differs by at most
 //! the ACK's delay.
 //!
-//! Left out (Linux has them): F-RTO (Linux's timestamp-based Eifel undo, which is
-//! here, catches most spurious RTOs first), TSO/GSO autosizing, TCP small queues and
+//! **Spurious RTOs** are undone two ways, as in Linux: by timestamps (the ACK echoes
+//! a send time older than the retransmission, `tcp_packet_delayed`) and by F-RTO
+//! (RFC 5682, `tcp_process_loss`), which after an RTO sends new data instead of
+//! retransmitting and undoes if never-retransmitted data is then acknowledged.
+//!
+//! Left out (Linux has them): TSO/GSO autosizing, TCP small queues and
 //! autocorking, SACK reneging recovery beyond clearing marks on RTO, DSACK-driven
 //! growth of RACK's reordering window, MTU probing.
 
@@ -230,6 +234,12 @@ pub struct TcpSender {
     /// Non-DSACK blocks of the previous SACK-carrying ACK (`recv_sack_cache`).
     sack_cache: Vec<(u64, u64)>,
 
+    /// F-RTO (`net.ipv4.tcp_frto` = 2): configured, and active in this Loss episode.
+    frto_cfg: bool,
+    frto: bool,
+    /// F-RTO step 2.b asked for new data before any further retransmission
+    /// (`REXMIT_NEW` in `tcp_xmit_recovery`), for the ACK being processed.
+    frto_rexmit_new: bool,
     /// Tail loss probe (RFC 8985 §7, Linux `tcp_early_retrans` = 3).
     tlp: bool,
     tlp_deadline: Option<Nanos>,
@@ -309,6 +319,9 @@ impl TcpSender {
             last_tsecr: 0,
             sackt: (None, None),
             sack_cache: Vec::new(),
+            frto_cfg: cfg.frto,
+            frto: false,
+            frto_rexmit_new: false,
             tlp: cfg.tlp,
             tlp_deadline: None,
             tlp_high_seq: None,
@@ -358,7 +371,7 @@ impl TcpSender {
     }
 
     /// `tcp_cwnd_restart`: halve cwnd for every RTO of idleness, down to the initial
-    /// window; remember 3/4 of the old window in ssthresh.
+    /// window; ssthresh keeps at least 3/4 of the old window (`tcp_current_ssthresh`).
     fn cwnd_restart(&mut self, delta: Nanos) {
         self.with_cc(|cc, cx| cc.ops().cwnd_event(cx, CaEvent::CwndRestart));
         self.sk.ssthresh = self.sk.current_ssthresh();
@@ -398,6 +411,24 @@ impl TcpSender {
         if self.pacing_active() && now < self.wstamp {
             return None;
         }
+        if self.frto_rexmit_new {
+            // `tcp_xmit_recovery(REXMIT_NEW)`: new data first, Nagle off; if any went
+            // out, retransmissions wait for the next ACK.
+            let unsent = self.write_seq - self.snd_nxt;
+            let len = unsent.min(self.mss as u64) as u32;
+            if unsent > 0
+                && self.sb.in_flight() < self.sk.cwnd
+                && self.snd_nxt + len as u64 <= self.snd_una + self.snd_wnd
+            {
+                return Some(self.send_new(len));
+            }
+            self.frto_rexmit_new = false;
+            if self.snd_nxt > self.high_seq {
+                self.end_batch();
+                return None;
+            }
+            self.frto = false;
+        }
         if let Some(i) = self.sb.next_pending() {
             if self.sb.in_flight() >= self.sk.cwnd {
                 self.end_batch();
@@ -426,6 +457,7 @@ impl TcpSender {
             return None;
         }
         if len < self.mss && self.nagle_holds() {
+            self.rate.check_app_limited(unsent, self.mss, self.sb.in_flight(), self.sk.cwnd, self.sb.lost_out);
             self.end_batch();
             return None;
         }
@@ -790,9 +822,12 @@ impl TcpSender {
         if st <= CaState::Disorder && self.sb.sacked_out >= TCP_REORDERING {
             self.reordering = self.reordering.min(TCP_REORDERING);
         }
+        let new_recovery = st < CaState::Recovery;
         self.set_state(CaState::Loss);
         self.high_seq = self.snd_nxt;
         self.tlp_high_seq = None;
+        // F-RTO step 1, for a fresh episode or a repeated timeout.
+        self.frto = self.frto_cfg && (new_recovery || self.rto_retries > 0);
         self.tlp_deadline = None;
         self.queue_cwr();
     }
@@ -823,6 +858,7 @@ impl TcpSender {
         self.now = now;
         self.last_tsecr = seg.tsecr;
         self.sackt = (None, None);
+        self.frto_rexmit_new = false;
         let ack = seg.ack;
         if ack > self.snd_nxt {
             return; // ACKs data never sent: Linux drops it.
@@ -1258,14 +1294,14 @@ impl TcpSender {
         false
     }
 
-    fn try_undo_loss(&mut self, tsecr: Nanos) -> bool {
-        if self.may_undo(tsecr) {
+    fn try_undo_loss(&mut self, tsecr: Nanos, frto_undo: bool) -> bool {
+        if frto_undo || self.may_undo(tsecr) {
             self.undo_cwnd_reduction(true);
             self.rto_retries = 0;
             if self.non_sack_preventing_reopen() {
                 return true;
             }
-            if self.sack {
+            if frto_undo || self.sack {
                 self.set_state(CaState::Open);
             }
             return true;
@@ -1378,8 +1414,31 @@ impl TcpSender {
     /// `tcp_process_loss` (without F-RTO).
     fn process_loss(&mut self, flag: u32, num_dupack: u32, tsecr: Nanos) {
         let recovered = self.snd_una >= self.high_seq;
-        if flag & FLAG_SND_UNA_ADVANCED != 0 && self.try_undo_loss(tsecr) {
+        if flag & FLAG_SND_UNA_ADVANCED != 0 && self.try_undo_loss(tsecr, false) {
             return;
+        }
+        if self.frto {
+            // F-RTO (RFC 5682 §3.1, SACK-enhanced). Step 3.b: data never
+            // retransmitted was (S)ACKed, so not everything was lost: spurious RTO.
+            if flag & FLAG_ORIG_SACK_ACKED != 0 && self.try_undo_loss(tsecr, true) {
+                return;
+            }
+            if self.snd_nxt > self.high_seq {
+                // Step 3.a: new data was sent, yet duplicate ACKs or SACKs came back:
+                // the loss was real.
+                if flag & FLAG_DATA_SACKED != 0 || num_dupack > 0 {
+                    self.frto = false;
+                }
+            } else if flag & FLAG_SND_UNA_ADVANCED != 0 && !recovered {
+                // Step 2.b: send new data instead of retransmitting, and see whether
+                // the next ACK acknowledges data that was never retransmitted.
+                self.high_seq = self.snd_nxt;
+                if self.write_seq > self.snd_nxt && self.snd_una + self.snd_wnd > self.snd_nxt {
+                    self.frto_rexmit_new = true;
+                    return;
+                }
+                self.frto = false;
+            }
         }
         if recovered {
             self.try_undo_recovery(tsecr);

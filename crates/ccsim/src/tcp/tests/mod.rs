@@ -310,6 +310,38 @@ fn spurious_rto_is_undone_by_timestamps() {
     assert_eq!(p.s.snd_una(), 40 * MSS);
 }
 
+#[test]
+fn frto_detects_spurious_rto_when_retransmission_beats_the_original() {
+    // A 400 ms delay spike on the second flight: the RTO at 400 ms retransmits
+    // segment 10, which overtakes the delayed original and is ACKed at 500 ms (no
+    // timestamp evidence: the ACK echoes the retransmission). F-RTO then sends new
+    // data (30, 31) instead of retransmitting 11; the ACK at 600 ms acknowledges
+    // segment 11, never retransmitted, so the timeout was spurious: undo. DSACK is off
+    // so that F-RTO alone decides.
+    let cfg = TcpConfig { tlp: false, dsack: false, ..Default::default() };
+    let mut p = bulk(cfg.clone(), 40, 50 * MS, None);
+    for i in 10..30 {
+        p.on(seg(i), 1, Action::Delay(400 * MS));
+    }
+    p.run_until(5000 * MS);
+    assert_eq!(p.rtos(), vec![400 * MS]);
+    assert_eq!(p.rtx(), vec![(400 * MS, seg(10))]);
+    let at500: Vec<_> = p.log.iter().filter(|x| x.0 == 500 * MS && matches!(x.1, Ev::Tx(..))).map(|x| x.1).collect();
+    assert_eq!(at500, vec![Ev::Tx(seg(30), 1448, false), Ev::Tx(seg(31), 1448, false)]);
+    let undo = p.trace.iter().find(|x| x.0 == 600 * MS && x.3 == CaState::Open).copied();
+    assert!(undo.is_some_and(|x| x.2 == crate::tcp::cc::INFINITE_SSTHRESH), "{undo:?}");
+    assert_eq!(p.s.stats().undos, 1);
+
+    // Without F-RTO the same spike makes Linux retransmit go-back-N.
+    let mut q = bulk(TcpConfig { frto: false, ..cfg }, 40, 50 * MS, None);
+    for i in 10..30 {
+        q.on(seg(i), 1, Action::Delay(400 * MS));
+    }
+    q.run_until(5000 * MS);
+    assert!(q.rtx().len() > 1, "{:?}", q.rtx());
+    assert_eq!(q.rtx()[1], (500 * MS, seg(11)));
+}
+
 // ---------------------------------------------------------------- PRR
 
 #[test]
