@@ -480,17 +480,20 @@ fn cc_hooks_fire_in_linux_order_with_set_state_before_the_change() {
 
 // ---------------------------------------------------------------- robustness
 
-/// Random loss (any transmission, retransmissions included) and reordering, many
-/// seeds, every recovery mode: the transfer always completes, and the scoreboard
+/// Random loss (any transmission, retransmissions included), reordering and ECN
+/// marks, many seeds, every recovery mode, TLP and F-RTO on and off: the transfer always completes, and the scoreboard
 /// counters stay consistent after every ACK.
 #[test]
 fn random_loss_and_reordering_always_complete_with_consistent_counters() {
     use rand::{Rng as _, SeedableRng};
-    for seed in 0..24u64 {
+    for seed in 0..40u64 {
         let mut rng = crate::rng::Rng::seed_from_u64(seed);
         let cfg = TcpConfig {
             sack: seed % 3 != 0,
             recovery: if seed % 4 == 1 { RecoveryMode::RateHalving } else { RecoveryMode::Prr },
+            ecn: seed % 2 == 0,
+            tlp: seed % 5 != 2,
+            frto: seed % 7 != 3,
             ..Default::default()
         };
         let n = 300;
@@ -502,6 +505,8 @@ fn random_loss_and_reordering_always_complete_with_consistent_counters() {
                     p.on(seg(i), nth, Action::Drop);
                 } else if x < 0.09 {
                     p.on(seg(i), nth, Action::Delay(rng.random_range(1..30) * MS));
+                } else if x < 0.11 {
+                    p.on(seg(i), nth, Action::MarkCe);
                 }
             }
         }
