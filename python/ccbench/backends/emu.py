@@ -222,6 +222,12 @@ class _Procs:
                 p.wait(timeout=5)
             except subprocess.TimeoutExpired:
                 pass
+            for f in (p.stdin, p.stdout, p.stderr):
+                if f is not None:
+                    try:
+                        f.close()
+                    except OSError:
+                        pass
 
 
 def _readline(p: subprocess.Popen, timeout: float, what: str) -> str:
