@@ -51,8 +51,9 @@ def sweep_cmd(
         from rich.table import Table
 
         t = Table(title=f"{sweep_file.name}: {len(spec.points())} points", title_justify="left")
-        for c in ("id", *spec.parameters, "seed", "status"):
-            t.add_column(c, no_wrap=True)
+        t.add_column("id", no_wrap=True, min_width=12)
+        for c in (*spec.parameters, "seed", "status"):
+            t.add_column(c, overflow="fold")
         for pt in spec.points():
             st = store.status(pt.id) if store.runs_dir.exists() else None
             t.add_row(pt.id, *[_show(pt.values[k]) for k in spec.parameters], str(pt.seed), st or "to run")
