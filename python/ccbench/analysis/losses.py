@@ -50,7 +50,7 @@ def select_losses(
     bad = [k for k in kinds if k not in ("drop", "mark")]
     if not kinds or bad:
         raise AnalysisError(f"kinds: {kinds!r} must be a non-empty subset of ['drop', 'mark']")
-    keep = drops["kind"].astype(str).isin(kinds).to_numpy()
+    keep = np.array(drops["kind"].astype(str).isin(kinds).to_numpy(), dtype=bool)
     if link is not None:
         keep &= (drops["link"].astype(str) == str(link)).to_numpy()
     if reasons is not None:
