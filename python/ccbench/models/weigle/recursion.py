@@ -389,7 +389,8 @@ class _LossSolver:
 
 
 def transfer_time(params: WeigleParams, n: int, *, early_stop: bool = False, eps: float = 1e-12,
-                  eps_test: str = "absolute", solver: str = "auto", chain: Chain | None = None) -> TransferTime:
+                  eps_test: str = "absolute", eps_run: int = 10, solver: str = "auto",
+                  chain: Chain | None = None) -> TransferTime:
     """Mean and variance of T_1..T_n for a transfer starting in ``(W, S) = (1, L)``.
 
     Implements the mean recursion Eqs. (9)-(11) with initial condition
@@ -405,7 +406,15 @@ def transfer_time(params: WeigleParams, n: int, *, early_stop: bool = False, eps
     linearly: ``tau_m = tau_N + psi_N (m - N)``, ``V_m = V_N + (V_N - V_{N-1})(m - N)``
     (the paper gives no rule for V; linear growth is the Markov-renewal CLT rate).
     ``eps_test="signed"`` uses the printed test without the absolute value.
+    ``eps_run`` (default 10; the paper's test is ``eps_run=1``) requires the test to
+    hold for that many consecutive levels: ``psi_n`` is not monotone (e.g. it has a
+    minimum after slow start, where ``psi_n - psi_{n-1}`` changes sign and a single
+    test can fire far from steady state -- SRF, p = 1e-4, K = 1000 stops at n = 1023
+    with eps_run=1 and a 3x too small extrapolated E[T_100000]).
     """
+    if isinstance(eps_run, bool) or int(eps_run) != eps_run or eps_run < 1:
+        raise ValueError(f"eps_run={eps_run!r} is invalid; accepted: an integer >= 1")
+    eps_run = int(eps_run)
     if eps_test not in EPS_TESTS:
         raise ValueError(f"eps_test={eps_test!r} is not supported; accepted: {', '.join(EPS_TESTS)}")
     eps_abs = eps_test == "absolute"
@@ -488,6 +497,7 @@ def transfer_time(params: WeigleParams, n: int, *, early_stop: bool = False, eps
     done = n
     r = C                                # current row; rows < r hold levels lev-1, lev-2, ... (zeros: <= 0)
     psi_prev = None
+    run = 0
     for lev in range(1, n + 1):
         # (a) CA(1) closed form (all losses at window 1 return to window 1; Eqs. 9, 16)
         st = (1.0 - s1w) * Y[s1lo] + s1w * Y[s1hi]
@@ -567,9 +577,13 @@ def transfer_time(params: WeigleParams, n: int, *, early_stop: bool = False, eps
             psi = mean[lev - 1] - mean[lev - 2]
             dpsi = psi - psi_prev if psi_prev is not None else None
             if dpsi is not None and (abs(dpsi) if eps_abs else dpsi) < eps:
-                n_eps = lev
-                done = lev
-                break
+                run += 1
+                if run >= eps_run:
+                    n_eps = lev
+                    done = lev
+                    break
+            else:
+                run = 0
             psi_prev = psi
     var = second[:done] - mean[:done] ** 2
     mean_out = mean[:done]
@@ -580,15 +594,16 @@ def transfer_time(params: WeigleParams, n: int, *, early_stop: bool = False, eps
         mean_out = np.concatenate([mean_out, mean_out[-1] + psi * k])
         var = np.concatenate([var, var[-1] + dv * k])
     elif not early_stop:
-        n_eps = find_n_eps(mean_out, eps, eps_test)
+        n_eps = find_n_eps(mean_out, eps, eps_test, eps_run)
     return TransferTime(params=params, mean_s=mean_out, var_s2=var, n_computed=done, n_eps=n_eps, eps=eps,
                         grid_step=float(np.min(np.diff(ch.grid))) if N > 1 else 0.0, grid_points=N,
                         n_states=ch.n_states, t_to=ch.t_to, seconds=time.perf_counter() - t_start,
                         solver=lossolve.method)
 
 
-def find_n_eps(mean_s: np.ndarray, eps: float = 1e-12, eps_test: str = "absolute") -> int | None:
-    """``N_eps``: first n >= 3 with ``|psi_n - psi_{n-1}| < eps`` (Section 6), or None.
+def find_n_eps(mean_s: np.ndarray, eps: float = 1e-12, eps_test: str = "absolute", eps_run: int = 10) -> int | None:
+    """``N_eps`` (Section 6): first n >= 3 at which ``|psi_n - psi_{n-1}| < eps`` has held
+    for ``eps_run`` consecutive levels (paper: ``eps_run = 1``), or None.
 
     ``eps_test="signed"`` applies the printed test ``psi_n - psi_{n-1} < eps`` (which
     fires at once while slow start shortens the ACK gaps).
@@ -599,8 +614,12 @@ def find_n_eps(mean_s: np.ndarray, eps: float = 1e-12, eps_test: str = "absolute
     d = np.diff(psi)                   # d[k] = psi_{k+2} - psi_{k+1}
     if eps_test == "absolute":
         d = np.abs(d)
-    idx = np.nonzero(d[1:] < eps)[0]
-    return int(idx[0] + 3) if idx.size else None
+    ok = (d[1:] < eps).astype(np.int64)       # ok[k] <-> n = k + 3
+    if ok.size < eps_run:
+        return None
+    runs = np.convolve(ok, np.ones(int(eps_run), dtype=np.int64), mode="valid")
+    idx = np.nonzero(runs == eps_run)[0]
+    return int(idx[0] + eps_run - 1 + 3) if idx.size else None
 
 
 def n_delta(result: TransferTime, delta: float = 0.1, n_ref: int = 10_000, relative: bool = True) -> int | None:
