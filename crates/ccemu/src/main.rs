@@ -127,6 +127,7 @@ fn probe_cmd(kind: &str, m: &HashMap<String, String>) {
         info_ns: get(m, "info-interval").unwrap_or(1_000_000),
         log_reads: get(m, "log-reads").unwrap_or(false),
         udp_payload: get(m, "udp-payload").unwrap_or(0),
+        connect_at_start: get(m, "connect-at-start").unwrap_or(false),
     };
     let r = match kind {
         "tcp-send" => probe::tcp_send(&a),

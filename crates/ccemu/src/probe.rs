@@ -191,6 +191,7 @@ pub struct ProbeArgs {
     pub info_ns: u64,
     pub log_reads: bool,
     pub udp_payload: u32,
+    pub connect_at_start: bool,
 }
 
 /// The CBR source's schedule: next gap and next message size.
@@ -286,7 +287,12 @@ pub fn tcp_send(a: &ProbeArgs) -> io::Result<()> {
         bind_to(fd, b)?;
     }
     let dst = a.connect.ok_or_else(|| err("--connect is required"))?;
-    sys::wait_until(a.start, 0);
+    // Connect at once and start writing at `--start`: the handshake happens before the
+    // flow's start, as in the simulator (which has no handshake). `--connect-at-start`
+    // waits for the start time before connecting instead.
+    if a.connect_at_start {
+        sys::wait_until(a.start, 0);
+    }
     let sa = sockaddr(&dst);
     let t_connect = mono_ns();
     loop {
@@ -301,6 +307,7 @@ pub fn tcp_send(a: &ProbeArgs) -> io::Result<()> {
         std::thread::sleep(std::time::Duration::from_millis(5));
     }
     let t_established = mono_ns();
+    sys::wait_until(a.start, 0);
     sys::set_nonblocking(fd)?;
     let cc_used = get_cc(fd);
     // TCP_INFO sampler thread.

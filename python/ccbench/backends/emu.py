@@ -27,6 +27,10 @@ and warned about. Offloads: the TUN devices are created with ``TUNSETOFFLOAD 0``
 kernel hands the bottleneck wire-size packets; ``meta["emu"]["timing"]`` records the
 largest packet seen.
 
+TCP senders connect as soon as they are started (before the run origin) and write
+from the flow's ``start`` on, so the handshake RTT is not part of the run, as in the
+simulator, which has no handshake.
+
 What the tables hold (NaN = the emulator cannot know it):
 
 - ``packets``: one row per CBR message (TCP write or UDP datagram); bulk transfers
