@@ -312,20 +312,27 @@ class LossBurstiness:
     def n_intervals(self) -> int:
         return int(self.intervals_rtt.size)
 
+    @property
+    def frac_zero(self) -> float:
+        """Fraction of intervals that are exactly 0 (simultaneous losses; not visible
+        on a log axis)."""
+        return float(np.mean(self.intervals_rtt == 0))
+
     def cdf(self, x_rtt=None) -> pd.DataFrame:
         """Empirical CDF P[I <= x] and the Poisson CDF 1 - exp(-μx) on a grid of x
-        (RTTs; default 200 log-spaced points from 1e-4 to 100)."""
-        x = np.logspace(-4, 2, 200) if x_rtt is None else as_1d(x_rtt, "x_rtt")
+        (RTTs; default 321 log-spaced points from 1e-6 to 100: drops of one micro-burst
+        arriving over a fast access link are microseconds apart)."""
+        x = np.logspace(-6, 2, 321) if x_rtt is None else as_1d(x_rtt, "x_rtt")
         iv = np.sort(self.intervals_rtt)
         emp = np.searchsorted(iv, x, side="right") / iv.size
         return pd.DataFrame({"x_rtt": x, "empirical": emp, "poisson": 1.0 - np.exp(-self.rate_per_rtt * x)})
 
     def pdf(self, edges_rtt=None) -> pd.DataFrame:
-        """Density per RTT on bins (default 40 log-spaced bins from 1e-4 to 100 RTT):
+        """Density per RTT on bins (default 48 log-spaced bins, 6 per decade, from 1e-6 to 100 RTT):
         empirical count / (n · width) and the Poisson probability of the bin / width,
         ``(e^{-μa} - e^{-μb}) / (b - a)``. Intervals outside the bins (e.g. exactly 0,
         simultaneous drops) are not in any bin but count in n."""
-        e = np.logspace(-4, 2, 41) if edges_rtt is None else as_1d(edges_rtt, "edges_rtt")
+        e = np.logspace(-6, 2, 49) if edges_rtt is None else as_1d(edges_rtt, "edges_rtt")
         if e.size < 2 or (np.diff(e) <= 0).any():
             raise AnalysisError("edges_rtt must be increasing with at least 2 edges")
         cnt, _ = np.histogram(self.intervals_rtt, bins=e)
