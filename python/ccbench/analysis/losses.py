@@ -394,6 +394,7 @@ def plot_loss_burstiness(results, path: str | Path | None = None):
     if path is not None and Path(path).suffix.lower() not in (".png", ".svg"):
         raise AnalysisError(f"path: {str(path)!r} must end in .png or .svg")
     fig, (a1, a2) = plt.subplots(1, 2, figsize=(10, 4))
+    floor = np.inf  # y floor of the PDF panel: a decade below the smallest empirical density
     for i, r in enumerate(items):
         name = r.label or f"losses {i}"
         c = r.cdf()
@@ -403,6 +404,8 @@ def plot_loss_burstiness(results, path: str | Path | None = None):
         pos = p["empirical"] > 0
         a2.plot(p["mid_rtt"][pos], p["empirical"][pos], marker="o", ms=3, color=ln.get_color(), label=name)
         a2.plot(p["mid_rtt"], p["poisson"], ls="--", color=ln.get_color(), label=f"Poisson ({name})")
+        if pos.any():
+            floor = min(floor, float(p["empirical"][pos].min()) / 10)
     a1.set_xscale("log")
     a1.set_xlabel("loss interval / RTT")
     a1.set_ylabel("CDF")
@@ -410,6 +413,8 @@ def plot_loss_burstiness(results, path: str | Path | None = None):
     a1.axvline(1.0, color="grey", lw=0.6)
     a2.set_xscale("log")
     a2.set_yscale("log")
+    if np.isfinite(floor):
+        a2.set_ylim(bottom=floor)
     a2.set_xlabel("loss interval / RTT")
     a2.set_ylabel("PDF (per RTT)")
     for a in (a1, a2):
