@@ -26,7 +26,7 @@ def test_resample_hold():
 
 def test_autocorrelation_by_hand():
     # mean 2.5, deviations -1.5 -.5 .5 1.5, variance 1.25
-    a = autocorrelation([1, 2, 3, 4], max_lag=2)
+    a = autocorrelation([1, 2, 3, 4], max_lag_samples=2)
     np.testing.assert_allclose(a, [1.0, (1.25 / 3) / 1.25, -0.75 / 1.25])
     np.testing.assert_allclose(autocorrelation([1, -1] * 5, 2), [1, -1, 1])
     with pytest.raises(AnalysisError, match="constant"):

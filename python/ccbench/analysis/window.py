@@ -49,12 +49,12 @@ def resample_hold(t_s, values, grid_s: float, t_start_s: float | None = None, t_
     return grid, v[idx]
 
 
-def autocorrelation(values, max_lag: int) -> np.ndarray:
+def autocorrelation(values, max_lag_samples: int) -> np.ndarray:
     """Autocorrelation of a regularly sampled series, Lübben & Fidler eq. (9):
 
         𝒲_τ = E[(W(t) - μ_W)(W(t+τ) - μ_W)] / σ_W²
 
-    estimated at lags k = 0..max_lag (samples) as
+    estimated at lags k = 0..max_lag_samples (samples) as
     ``(1/(n-k)) Σ_{i=0}^{n-k-1} (w_i - μ)(w_{i+k} - μ) / σ²`` with μ and σ² (ddof 0)
     over the whole series (so 𝒲_0 = 1; the 1/(n-k) normalisation averages the available
     pairs, as the expectation in eq. 9 asks). A constant series has no autocorrelation.
@@ -62,12 +62,12 @@ def autocorrelation(values, max_lag: int) -> np.ndarray:
     w = as_1d(values, "values")
     if not np.isfinite(w).all():
         raise AnalysisError("values must be finite")
-    k_max = int(max_lag)
-    if k_max < 0 or k_max != max_lag:
-        raise AnalysisError(f"max_lag must be a non-negative integer, got {max_lag!r}")
+    k_max = int(max_lag_samples)
+    if k_max < 0 or k_max != max_lag_samples:
+        raise AnalysisError(f"max_lag_samples must be a non-negative integer, got {max_lag_samples!r}")
     n = w.size
     if n <= k_max:
-        raise AnalysisError(f"max_lag = {k_max} needs more than {k_max} samples, got {n}")
+        raise AnalysisError(f"max_lag_samples = {k_max} needs more than {k_max} samples, got {n}")
     d = w - w.mean()
     var = float(np.mean(d * d))
     if var <= 0:
