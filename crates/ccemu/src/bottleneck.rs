@@ -64,6 +64,8 @@ pub struct Logs {
     pub pkts_tx: u64,
     pub pkts_dropped: u64,
     pub pkts_marked: u64,
+    /// The thread runs SCHED_FIFO (asked for with `--rt-prio` and granted).
+    pub realtime: bool,
 }
 
 const MAX_ERRORS: usize = 50_000_000;

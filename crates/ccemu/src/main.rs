@@ -247,11 +247,14 @@ fn bottleneck_cmd(m: &HashMap<String, String>) {
             std::thread::Builder::new()
                 .name(format!("ccemu-{name}"))
                 .spawn(move || {
+                    let mut realtime = false;
                     if rt_prio > 0 {
                         let p = libc::sched_param { sched_priority: rt_prio };
-                        unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO, &p) };
+                        realtime = unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO, &p) } == 0;
                     }
-                    bottleneck::run(d, s)
+                    let mut logs = bottleneck::run(d, s);
+                    logs.realtime = realtime;
+                    logs
                 })
                 .unwrap(),
         ));
@@ -318,7 +321,7 @@ fn write_outputs(out: &std::path::Path, logs: &mut [(&str, Logs)], t0: u64, spin
                 "pkts_read": l.pkts_read, "pkts_written": l.pkts_written, "pkts_tx": l.pkts_tx,
                 "pkts_dropped": l.pkts_dropped, "pkts_marked": l.pkts_marked,
                 "pkts_unmapped": l.pkts_unmapped, "write_errors": l.write_errors,
-                "max_pkt_bytes": l.max_pkt_bytes,
+                "max_pkt_bytes": l.max_pkt_bytes, "realtime": l.realtime,
                 "timing_error_ns": { "count": n, "mean": mean, "percentiles": pct,
                     "frac_within_10us": w10, "frac_within_50us": w50, "frac_within_120us": w120 },
             }),
