@@ -206,7 +206,7 @@ def _progress(total: int, done: int, label: str, enabled: bool, console=None):
 
 
 def run_sweep(
-    spec: SweepSpec,
+    spec: SweepSpec | str | Path,
     out: str | Path,
     jobs: Optional[int] = None,
     scheduler: Optional[str] = None,
@@ -215,13 +215,18 @@ def run_sweep(
     console=None,
     scheduler_timeout: float = 15.0,
 ) -> SweepResult:
-    """Runs every point of ``spec`` not yet done into ``out``; returns a :class:`SweepResult`.
+    """Runs every point of ``spec`` (a :class:`SweepSpec` or a sweep file) not yet done
+    into ``out``; returns a :class:`SweepResult`.
 
     ``jobs``: local worker processes (default: all cores; 1 runs in this process).
     ``scheduler``: a Dask scheduler address (``tcp://host:8786``); then ``jobs`` is unused;
     ``scheduler_timeout``: seconds to wait for the connection.
     """
     t0 = time.perf_counter()
+    if not isinstance(spec, SweepSpec):
+        from .spec import load_sweep
+
+        spec = load_sweep(spec)
     if jobs is not None and jobs < 1:
         raise SweepError(f"--jobs: {jobs} is not accepted (accepted: a number of processes >= 1)")
     store = SweepStore(out)
