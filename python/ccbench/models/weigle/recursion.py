@@ -2,12 +2,16 @@
 
 Numerical scheme (the note's Section 2.10, with one structural speed-up):
 
-* **Congestion avoidance (CA)** states ``(w, w)`` live on a uniform grid
+* **Congestion avoidance (CA)** states ``(w, w)`` live on a window grid on
   ``1..K`` (:func:`.params.window_grid`), non-grid targets by randomised rounding.
   Per level ``n`` the CA unknowns satisfy Eqs. (9) and (16); the same-level
-  (loss) coupling is the sparse, lower-triangular matrix ``I - P_dup``.  Both
-  moments are solved together with one reused sparse LU factorisation of the
-  block system ``[[I-P, 0], [-(2 alpha + 2 RTT P), I-P]]`` (Eq. 16 rearranged).
+  (loss) coupling is the sparse matrix ``I - P_dup``, lower triangular in ascending
+  ``w`` (every loss lowers the window; self-loop only at w = 1).  Both moments are
+  solved together, exactly, for the block system
+  ``[[I-P, 0], [-(2 alpha + 2 RTT P), I-P]]`` (Eq. 16 rearranged), either by the
+  "doubling" product form of its inverse (the ascending-w sweep done in
+  ``log2(depth)`` sparse products; default when sparse) or by one reused sparse LU
+  factorisation (:class:`_LossSolver`).
 * **Slow start (SS)** states ``(w, s)``, integer ``w < s <= L``: every mapped
   protocol enters slow start only at window 1 (``h1 = W - 1``), and a slow-start
   path ``(1,s) -> (2,s) -> ... -> (ceil s, .)`` moves one window and one level per
@@ -248,8 +252,6 @@ def _solver_matrices(ch: Chain):
         Pd = sp.csr_matrix((np.r_[pL * (1 - wt), pL * wt], (np.r_[rows, rows], np.r_[lo, _hi(lo, N)])), shape=(N, N))
     else:
         Pd = sp.csr_matrix((N, N))
-    I = sp.identity(N, format="csr")
-    A = (I - Pd)
     block = sp.bmat([[Pd, None], [sp.diags(2 * a) + 2 * rtt * Pd, Pd]], format="csr")
     # rhs = c_rhs + M_rhs @ Y
     slo, swt = ch.extras["succ"]
