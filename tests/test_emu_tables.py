@@ -72,3 +72,46 @@ def test_ccemu_lookup_names_the_build_command(monkeypatch, tmp_path):
     monkeypatch.setattr(system, "__file__", str(tmp_path / "a" / "b" / "c" / "system.py"))
     with pytest.raises(EmulationError, match="cargo build --release -p ccemu"):
         system.find_ccemu()
+
+
+def _fake_run(goodput, cwnd):
+    import pandas as pd
+
+    from ccbench.run import Run
+
+    flows = pd.DataFrame(
+        {"flow": ["a"], "transport": ["tcp"], "cc": ["reno"], "goodput_bps": [goodput], "loss_rate": [0.01],
+         "rtt_p50_s": [0.05], "rtt_p95_s": [0.06], "delay_p50_s": [float("nan")], "delay_p95_s": [float("nan")],
+         "delay_p99_s": [float("nan")]}
+    )
+    cw = pd.DataFrame({"flow": ["a"] * len(cwnd), "t": np.arange(len(cwnd)) * 0.01, "cwnd_pkts": np.asarray(cwnd, dtype=float)})
+    empty = pd.DataFrame()
+    return Run(packets=empty, flows=flows, cwnd=cw, queue=empty, drops=empty)
+
+
+def test_compare_runs_relative_differences_and_plot(tmp_path):
+    from ccbench.cli.compare import compare_runs, plot_cwnd
+
+    sim, emu = _fake_run(10e6, [10, 20, 40]), _fake_run(9e6, [10, 20, 30])
+    df = compare_runs(sim, emu).set_index("metric")
+    assert df.at["goodput", "rel_diff"] == pytest.approx(-0.1)
+    assert df.at["RTT p50", "rel_diff"] == pytest.approx(0.0)
+    assert np.isnan(df.at["delay p50", "rel_diff"])
+    png = plot_cwnd(sim, emu, tmp_path / "cwnd.png")
+    assert png.stat().st_size > 1000
+
+
+def test_emu_cli_registers_check_and_clean():
+    import typer
+    from typer.testing import CliRunner
+
+    from ccbench.cli import compare, emu
+
+    app = typer.Typer()
+    emu.register(app)
+    compare.register(app)
+    r = CliRunner().invoke(app, ["emu", "check", "--json"])
+    assert '"congestion_controls"' in r.output
+    assert r.exit_code in (0, 1)
+    r = CliRunner().invoke(app, ["compare", "--help"])
+    assert r.exit_code == 0 and "kernel" in r.output
