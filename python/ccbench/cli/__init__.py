@@ -38,9 +38,12 @@ bench.register(app)
 
 def _register_optional() -> None:
     """Sub-commands whose modules may grow independently (models, estimator, ...)."""
-    from ccbench.cli import model
+    from ccbench.cli import model, query, report, sweep
 
     model.register(app)
+    sweep.register(app)
+    query.register(app)
+    report.register(app)
 
 
 _register_optional()

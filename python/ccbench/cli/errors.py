@@ -41,7 +41,9 @@ def fail(message: str, code: int = 2) -> "typer.Exit":
 
 def run_cli(app: typer.Typer) -> int:
     try:
-        app(standalone_mode=False)
+        # Without standalone mode click returns (not raises) the code of a typer.Exit.
+        code = app(standalone_mode=False)
+        return code if isinstance(code, int) else 0
     except typer.Exit as e:
         return e.exit_code
     except KeyboardInterrupt:
@@ -60,4 +62,3 @@ def run_cli(app: typer.Typer) -> int:
             e.show()
             return e.exit_code
         raise
-    return 0
