@@ -33,8 +33,10 @@ simulator, which has no handshake.
 
 What the tables hold (NaN = the emulator cannot know it):
 
-- ``packets``: one row per CBR message (TCP write or UDP datagram); bulk transfers
-  have no rows. ``t_write``/``t_deliver`` are stamped by the probes with
+- ``packets``: one row per message of a cbr / on_off app (TCP write or UDP
+  datagram); bulk transfers have no rows (as in the simulator). Message sizes and write
+  times follow the simulator's own application code (``ccsim::app::App``) and random
+  stream for the flow, so the same seed gives the same schedule. ``t_write``/``t_deliver`` are stamped by the probes with
   CLOCK_MONOTONIC; ``t_first_tx`` is when the bottleneck first read the message's first
   byte from the sender's TUN device (the sender host put it on the wire), ``t_arrive``
   when the bottleneck had written every byte of it to the receiver's TUN device at
@@ -128,26 +130,20 @@ def _plan(config: dict, ns: dict[str, str], info_interval_ns: int) -> _Plan:
         if src_side == dst_side:
             raise EmulationError(f"flow {f['name']!r}: {f['src']} -> {f['dst']} does not cross the bottleneck")
         tr, app = f["transport"], f["app"]
-        if app["kind"] not in ("bulk", "cbr"):
-            raise EmulationError(f"flow {f['name']!r}: app kind {app['kind']!r} is not supported by the emulator yet (accepted: bulk, cbr)")
-        if tr["kind"] == "udp" and app["kind"] != "cbr":
-            raise EmulationError(f"flow {f['name']!r}: UDP needs a cbr app in the emulator")
+        if app["kind"] not in ("bulk", "cbr", "on_off"):
+            raise EmulationError(f"flow {f['name']!r}: app kind {app['kind']!r} is not supported by the emulator (accepted: bulk, cbr, on_off)")
+        if tr["kind"] == "udp" and app["kind"] == "bulk":
+            raise EmulationError(f"flow {f['name']!r}: a UDP flow needs a message app (cbr or on_off), not bulk")
         stop = f.get("stop_ns")
         p: dict[str, Any] = {
             "index": k, "name": f["name"], "transport": tr["kind"], "app": app, "src_side": src_side, "dst_side": dst_side,
             "src_ip": src_ip, "dst_ip": dst_ip, "sport": SPORT0 + k, "dport": DPORT0 + k,
             "start_ns": f.get("start_ns", 0), "stop_ns": min(stop, duration) if stop is not None else duration,
-            "send_args": [], "recv_args": [], "cbr": app["kind"] == "cbr", "cc": None,
+            "send_args": [], "recv_args": [], "cbr": app["kind"] != "bulk", "cc": None,
         }
-        if app["kind"] == "cbr":
-            j = app.get("jitter") or {"dist": "none"}
-            jit = {"none": "none", "exponential": "exponential"}.get(j["dist"])
-            if jit is None:
-                jit = f"normal:{j['sd_ns']}" if j["dist"] == "normal" else f"uniform:{j['width_ns']}"
-            p["send_args"] += [
-                "--size", str(app["size_bytes"]), "--interval", str(app["interval_ns"]), "--jitter", jit,
-                "--size-dist", app.get("size_dist", "fixed"), "--seed", str(config["seed"]), "--label", f"flow/{f['name']}/app",
-            ]
+        if p["cbr"]:
+            # the simulator's own application code and random stream draw the schedule
+            p["send_args"] += ["--app", json.dumps(app), "--seed", str(config["seed"]), "--label", f"flow/{f['name']}/app"]
         if tr["kind"] == "udp":
             if tr.get("header_bytes"):
                 p["send_args"] += ["--udp-payload", str(max(app["size_bytes"], 16))]
@@ -170,7 +166,7 @@ def _plan(config: dict, ns: dict[str, str], info_interval_ns: int) -> _Plan:
             if app["kind"] == "bulk" and app.get("bytes"):
                 p["send_args"] += ["--bytes", str(app["bytes"])]
             p["send_args"] += ["--info-interval", str(info_interval_ns)]
-            if app["kind"] == "cbr":
+            if p["cbr"]:
                 p["recv_args"] += ["--log-reads", "true"]
             s_sys, d_sys = plan.sysctls[src_side], plan.sysctls[dst_side]
             if tr.get("ecn"):
