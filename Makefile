@@ -9,7 +9,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.ccbench-installed
 
-.PHONY: setup build demo test test-rust test-python bench clean
+.PHONY: setup build demo test test-rust test-python system-deps bench clean
 
 setup: $(STAMP)
 
@@ -25,7 +25,10 @@ build: setup
 demo: setup
 	$(VENV)/bin/ccbench run examples/adsl1_voip.toml --out runs/demo
 
-test: setup test-rust test-python
+test: setup system-deps test-rust test-python
+
+system-deps:
+	./scripts/system-deps.sh
 
 test-rust:
 	cargo test -p ccsim
