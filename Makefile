@@ -18,6 +18,7 @@ $(STAMP): pyproject.toml Cargo.toml Cargo.lock $(shell find crates -name '*.rs' 
 	$(PY) -m pip install -q --upgrade pip maturin
 	VIRTUAL_ENV=$(abspath $(VENV)) PATH=$(abspath $(VENV))/bin:$$PATH \
 		$(VENV)/bin/maturin develop --release --extras test -q
+	cargo build --release -p ccemu
 	@touch $(STAMP)
 
 build: setup
@@ -31,7 +32,7 @@ system-deps:
 	./scripts/system-deps.sh
 
 test-rust:
-	cargo test -p ccsim
+	cargo test -p ccsim -p ccemu
 
 test-python: setup
 	$(PY) -m pytest -q

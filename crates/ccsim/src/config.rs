@@ -24,6 +24,10 @@ pub struct SimConfig {
     /// Also record a TCP state sample at every change of cwnd or CA state.
     #[serde(default)]
     pub state_on_change: bool,
+    /// Links (by name) whose every packet departure is logged (packet-level checks
+    /// such as ACK clocking; off by default because it grows with every packet).
+    #[serde(default)]
+    pub log_links: Vec<String>,
     pub topology: TopologyConfig,
     pub flows: Vec<FlowConfig>,
 }

@@ -81,6 +81,20 @@ pub struct StateTrace {
     pub delivered_pkts: Vec<u64>,
 }
 
+/// Every packet that finished serialisation on a logged link.
+#[derive(Default, Debug, Clone)]
+pub struct LinkLog {
+    pub link: Vec<u32>,
+    /// End of serialisation (the packet is on the wire).
+    pub t: Vec<Nanos>,
+    pub flow: Vec<u32>,
+    pub bytes: Vec<u32>,
+    /// Data direction (true) or ACK direction (false).
+    pub data: Vec<bool>,
+    /// TCP: data sequence number (data) or cumulative ACK (ACK); UDP: message number.
+    pub seq: Vec<u64>,
+}
+
 /// Per-flow totals at the end of a run.
 #[derive(Default, Debug, Clone)]
 pub struct FlowSummary {
@@ -113,6 +127,7 @@ pub struct Traces {
     pub queue: QueueTrace,
     pub drops: DropTrace,
     pub state: StateTrace,
+    pub link_log: LinkLog,
 }
 
 /// Percentile (nearest-rank on the sorted samples) of `v`; sorts in place.

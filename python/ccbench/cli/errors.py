@@ -25,6 +25,12 @@ def user_errors() -> tuple[type[BaseException], ...]:
     except ImportError:  # pragma: no cover
         pass
     try:
+        from ccbench.emu import EmulationError
+
+        classes.append(EmulationError)
+    except ImportError:  # pragma: no cover
+        pass
+    try:
         from ccbench.netcal import NetcalError
 
         classes.append(NetcalError)

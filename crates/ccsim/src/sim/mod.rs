@@ -77,6 +77,12 @@ impl Simulation {
             return Err(ConfigError::new("run.duration", "duration must be positive (e.g. \"60s\")"));
         }
         let net = Network::build(&cfg.topology)?;
+        for (i, name) in cfg.log_links.iter().enumerate() {
+            if !net.links.iter().any(|l| l.name == *name) {
+                let names: Vec<&str> = net.links.iter().map(|l| l.name.as_str()).collect();
+                return Err(ConfigError::new(format!("log_links[{i}]"), format!("no link named {name:?}; links are {names:?}")));
+            }
+        }
         let mut links = Vec::with_capacity(net.links.len());
         for spec in &net.links {
             let qdisc = AnyQdisc::build(
@@ -98,6 +104,7 @@ impl Simulation {
                 qdisc,
                 loss,
                 monitor: spec.cfg.monitor,
+                log: cfg.log_links.iter().any(|n| *n == spec.name),
                 in_service: None,
                 pipe: Default::default(),
                 tx_pkts: 0,
@@ -311,6 +318,19 @@ impl Simulation {
         let bytes = self.pool.get(pid).bytes;
         link.tx_pkts += 1;
         link.tx_bytes += bytes as u64;
+        if link.log {
+            let p = self.pool.get(pid);
+            let lg = &mut self.traces.link_log;
+            lg.link.push(l.0);
+            lg.t.push(self.now);
+            lg.flow.push(p.flow.0);
+            lg.bytes.push(p.bytes);
+            lg.data.push(p.to_receiver);
+            lg.seq.push(match self.flows[p.flow.idx()].transport {
+                Transport::Udp { .. } => self.traces.packets.msg[p.msg as usize],
+                Transport::Tcp(_) => if p.to_receiver { p.seg.seq } else { p.seg.ack },
+            });
+        }
         let fate = match link.loss.as_mut() {
             Some(m) => m.decide(self.pool.get(pid).ect),
             None => Fate::Pass,
