@@ -148,6 +148,18 @@ def test_stationary_closed_class_agrees_with_full_system():
     assert np.abs(a - b).sum() < 1e-10
 
 
+@pytest.mark.parametrize("prm", [VOIP.with_(loss=0.03), VIDEO.with_(loss=0.05, rtt_s=0.3, loss_model="correlated")],
+                         ids=["voip", "video-overload"])
+def test_power_and_direct_solvers_agree(prm):
+    ch = build_chain(prm)
+    ref = 4 * (ch.K + 1) + 0  # AL state (w=5, b=0, l=0) for r=5; any recurrent/transient state works
+    a, ia = stationary(ch.P, ref=ref, solver="direct", return_info=True)
+    b, ib = stationary(ch.P, ref=ref, solver="power", power_max_iter=40_000, return_info=True)
+    assert ia["solver"] == "direct"
+    assert np.abs(a - b).sum() < 1e-8
+    np.testing.assert_allclose(a @ ch.P, a, atol=1e-12)
+
+
 # ----------------------------------------------------------------------------- required checks
 def test_p_to_zero_collapses_to_one_way_delay():
     """As p -> 0 every packet sees only the network latency L (= RTT/2 here)."""
@@ -347,7 +359,8 @@ def test_split_and_parallel_variants():
 def test_benchmark_60k_states_is_fast():
     res = benchmark(repeats=1)
     assert res["n_states"] >= 55_000
-    assert res["total_s"] < 6.0
+    assert res["total_s"] < 6.0  # target 2 s on the development machine; CI is noisy
+    assert res["overload"]["n_recurrent"] > 50_000 and res["overload"]["total_s"] < 6.0
 
 
 # ----------------------------------------------------------------------------- CLI
