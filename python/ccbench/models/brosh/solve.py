@@ -225,6 +225,13 @@ class DelayDistribution:
         """(values_s, P{D > value}) for plotting."""
         return self.values_s, np.clip(1.0 - self.cdf, 0.0, 1.0)
 
+    def to_frame(self):
+        """pandas DataFrame with columns ``delay_s``, ``pmf``, ``cdf``, ``ccdf``."""
+        import pandas as pd
+
+        x, cc = self.ccdf()
+        return pd.DataFrame({"delay_s": x, "pmf": self.pmf, "cdf": self.cdf, "ccdf": cc})
+
 
 @dataclass
 class BroshResult:
@@ -272,6 +279,7 @@ class BroshResult:
             "p95_s": d.percentile(0.95),
             "p99_s": d.percentile(0.99),
             "max_s": d.max_s(),
+            "max_1e-6_s": d.max_s(1e-6),
             "packet_rate_pps": self.packet_rate_pps * self.params.parallel / self.params.split,
             "target_rate_pps": self.params.f_pps,
             "overflow_pps": self.overflow_pps,
