@@ -381,18 +381,18 @@ fn control_loop(shared: Arc<Shared>, id: u64, mut stream: TcpStream, writer: thr
         summary
     };
     let _ = writer.join();
-    if end != code::NORMAL {
-        // give the client a moment to read the StopPacket, then close
-        let _ = stream.set_read_timeout(Some(Duration::from_millis(200)));
-        let _ = stream.read(&mut tmp);
-    }
-    let _ = stream.shutdown(Shutdown::Both);
     if end == code::NORMAL {
         shared.log(&format!("session {id:016x} normal stop {summary}"));
     } else {
         let d = if detail.is_empty() { code_text(end).to_string() } else { detail };
         shared.log(&format!("session {id:016x} abnormal stop (code {end}: {d}); results discarded; {summary}"));
     }
+    if end != code::NORMAL {
+        // give the client a moment to read the StopPacket, then close
+        let _ = stream.set_read_timeout(Some(Duration::from_millis(200)));
+        let _ = stream.read(&mut tmp);
+    }
+    let _ = stream.shutdown(Shutdown::Both);
     shared.finished.fetch_add(1, Ordering::SeqCst);
 }
 
