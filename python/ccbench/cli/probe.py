@@ -123,7 +123,7 @@ def analyse_cmd(
         lb = loss_burstiness_of(run_dir, rtt_s=None if rtt_ms is None else rtt_ms * 1e-3, label=run_dir.name)
         if plot is not None:
             plot_loss_burstiness(lb, plot)
-    except (ProbeError, AnalysisError) as e:
+    except (ProbeError, AnalysisError, FileNotFoundError) as e:
         raise fail(str(e))
     typer.echo(f"{run_dir}: {lb.n_intervals} loss intervals, {lb.rate_per_rtt:.4g} losses per RTT")
     typer.echo(f"{'interval <=':>14} {'measured':>9} {'Poisson':>9}")
