@@ -200,7 +200,12 @@ def test_patterns_never_exceed_the_rate(tmp_path):
     with probe.start_server(port=0, max_rate=5000) as srv:
         smooth = probe.probe(srv.address, packets=1000, rate=2000, max_rate=5000, drain=0.1, timeout=30)
         bursty = probe.probe(srv.address, packets=1000, rate=2000, max_rate=5000, pattern="bursty", burst_period=0.05,
-                             drain=0.1, timeout=30)
+                             drain=0.1, timeout=30, fmt="jsonl", out=tmp_path / "bursty")
+        # a client faster than the server's cap is stopped; the user is told why
+        with pytest.raises(probe.ProbeError, match="faster than the server's per-client rate limit .code 5.; results discarded"):
+            probe.run_client(srv.address, packets=20_000, rate=8000, max_rate=10_000, timeout=30)
+    assert (tmp_path / "bursty" / "probe_records.jsonl").exists()
+    assert len(Run.load(tmp_path / "bursty").drops) == 0
     for run, allowance in ((smooth, 1 + 2), (bursty, 100)):
         t = run.packets["t_write"].to_numpy()
         assert len(run.drops) == 0

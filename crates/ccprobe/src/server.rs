@@ -231,7 +231,8 @@ pub fn run(cfg: ServerConfig) -> Result<(), String> {
                 let mut sessions = shared.sessions.lock().unwrap();
                 if sessions.len() >= shared.cfg.max_clients {
                     drop(sessions);
-                    refuse(stream, &shared, &peer.to_string());
+                    let sh = shared.clone();
+                    thread::spawn(move || refuse(stream, &sh, &peer.to_string()));
                     continue;
                 }
                 let mut id = ids.next_u64();
