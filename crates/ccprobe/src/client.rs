@@ -87,7 +87,7 @@ impl ClientConfig {
         let max_rate = a.f64_or("--max-rate", THESIS_MAX_RATE, "packets per second")?;
         check_rate_cap(max_rate, server.ip())?;
         let rate = a.f64_or("--rate", DEFAULT_RATE, "packets per second")?;
-        if !(rate > 0.0) {
+        if rate <= 0.0 || rate.is_nan() {
             return Err(format!("--rate: must be a positive number of packets/s, got {rate}"));
         }
         if rate > max_rate {

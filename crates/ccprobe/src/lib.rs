@@ -50,7 +50,7 @@ pub fn wall_ns() -> u128 {
 
 /// Checks a rate cap against the ceiling for `ip`; one-line error naming the option.
 pub fn check_rate_cap(max_rate: f64, ip: IpAddr) -> Result<(), String> {
-    if !(max_rate > 0.0) {
+    if max_rate <= 0.0 || max_rate.is_nan() {
         return Err(format!("--max-rate: must be a positive number of packets/s, got {max_rate}"));
     }
     let ceil = rate_ceiling(ip);
@@ -72,6 +72,7 @@ mod tests {
     use super::*;
 
     #[test]
+    #[allow(clippy::assertions_on_constants)]
     fn defaults_follow_the_thesis() {
         assert_eq!(DEFAULT_IDLE_S, 10.0);
         assert_eq!(MAX_CLIENTS, 10);

@@ -313,7 +313,7 @@ fn control_loop(shared: Arc<Shared>, id: u64, mut stream: TcpStream, writer: thr
     let mut buf: Vec<u8> = Vec::new();
     let mut tmp = [0u8; 4096];
     // (stop code, whether to send a StopPacket, detail)
-    let (end, send_stop, detail): (u64, bool, String) = 'outer: loop {
+    let (end, send_stop, detail): (u64, bool, String) = loop {
         match stream.read(&mut tmp) {
             Ok(0) => break (code::CONTROL_ERROR, false, "control connection closed by the client".into()),
             Ok(n) => {
@@ -321,21 +321,15 @@ fn control_loop(shared: Arc<Shared>, id: u64, mut stream: TcpStream, writer: thr
                 if let Some(s) = shared.sessions.lock().unwrap().get_mut(&id) {
                     s.last_activity = Instant::now();
                 }
-                loop {
-                    match Ctrl::parse(&buf) {
-                        Ok(None) => break,
-                        Ok(Some((m, used))) => {
-                            buf.drain(..used);
-                            match m {
-                                Ctrl::Stop { code: 0 } => break 'outer (code::NORMAL, true, String::new()),
-                                Ctrl::Stop { code: c } => {
-                                    break 'outer (code::CLIENT_ABORT, false, format!("client stopped with code {c} ({})", code_text(c)))
-                                }
-                                other => break 'outer (code::PROTOCOL, true, format!("unexpected {other:?} from the client")),
-                            }
-                        }
-                        Err(e) => break 'outer (code::PROTOCOL, true, e),
+                // every message a client may send ends the session
+                match Ctrl::parse(&buf) {
+                    Ok(None) => {}
+                    Ok(Some((Ctrl::Stop { code: 0 }, _))) => break (code::NORMAL, true, String::new()),
+                    Ok(Some((Ctrl::Stop { code: c }, _))) => {
+                        break (code::CLIENT_ABORT, false, format!("client stopped with code {c} ({})", code_text(c)))
                     }
+                    Ok(Some((other, _))) => break (code::PROTOCOL, true, format!("unexpected {other:?} from the client")),
+                    Err(e) => break (code::PROTOCOL, true, e),
                 }
             }
             Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut | ErrorKind::Interrupted) => {}
