@@ -32,6 +32,9 @@ pub const CLIENT_USAGE: &str = "usage: ccprobe client --server HOST:PORT --out F
 [--max-rate PKT_PER_S (1000; above 1000 only to loopback)] [--format csv|jsonl (from --out)] \
 [--summary FILE.json] [--drain S (0.5)] [--seed N] [--quiet]";
 
+/// Most packets in one measurement (the client keeps 8 bytes per packet in memory).
+pub const MAX_PACKETS: u64 = 100_000_000;
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Pattern {
     Smooth,
@@ -75,8 +78,8 @@ impl ClientConfig {
         let server_arg = a.str("--server").ok_or("--server HOST:PORT is required")?.to_string();
         let server = resolve(&server_arg)?;
         let packets = a.u64_or("--packets", 10_000, "a number of packets")?;
-        if packets == 0 || packets > 1 << 40 {
-            return Err(format!("--packets: must be between 1 and 2^40, got {packets}"));
+        if packets == 0 || packets > MAX_PACKETS {
+            return Err(format!("--packets: must be between 1 and {MAX_PACKETS}, got {packets}"));
         }
         let size = a.u64_or("--size", DEFAULT_SIZE as u64, "a packet size in bytes")?;
         if size < UDP_HEADER as u64 || size > UDP_MAX as u64 {
@@ -286,7 +289,7 @@ pub fn run(cfg: ClientConfig) -> Result<serde_json::Value, String> {
 
     let mut rng = Rng::new(cfg.seed);
     let mut pkt = vec![0u8; cfg.size];
-    let mut send_ns: Vec<u64> = Vec::with_capacity(cfg.packets as usize);
+    let mut send_ns: Vec<u64> = Vec::with_capacity(cfg.packets.min(1 << 24) as usize);
     let interval = Duration::from_secs_f64(1.0 / cfg.rate);
     let slack = Duration::from_millis(1);
     let burst = ((cfg.rate * cfg.burst_period.as_secs_f64()).round() as u64).max(1);

@@ -109,6 +109,7 @@ fn simulate<'py>(py: Python<'py>, config_json: &str, progress: Option<Bound<'py,
     let s = PyDict::new(py);
     let st = &tr.state;
     s.set_item("flow", st.flow.clone().into_pyarray(py))?;
+    s.set_item("conn", st.conn.clone().into_pyarray(py))?;
     s.set_item("t", secs(&st.t).into_pyarray(py))?;
     s.set_item("cwnd_pkts", st.cwnd_pkts.clone().into_pyarray(py))?;
     s.set_item("ssthresh_pkts", st.ssthresh_pkts.clone().into_pyarray(py))?;

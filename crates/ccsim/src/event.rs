@@ -17,8 +17,9 @@ pub enum Event {
     LinkDeliver(LinkId),
     /// A flow's application has data to write (next CBR message, on/off transition).
     AppWake(FlowId),
-    /// A flow's transport timer (RTO, delayed ACK, pacing) may be due.
-    TransportTimer(FlowId),
+    /// A TCP connection's timer (RTO, delayed ACK, pacing) may be due: flow and
+    /// connection index.
+    TransportTimer(FlowId, u32),
     /// Periodic sampling of queues.
     SampleQueues,
     /// Periodic sampling of TCP state.

@@ -66,6 +66,8 @@ pub struct DropTrace {
 #[derive(Default, Debug, Clone)]
 pub struct StateTrace {
     pub flow: Vec<u32>,
+    /// Connection within the flow (parallel connections).
+    pub conn: Vec<u8>,
     pub t: Vec<Nanos>,
     pub cwnd_pkts: Vec<f64>,
     pub ssthresh_pkts: Vec<f64>,

@@ -37,6 +37,9 @@ pub fn udp_flow(name: &str, src: &str, dst: &str, app: AppConfig) -> FlowConfig 
         app,
         start_ns: 0,
         stop_ns: None,
+        split: 1,
+        connections: 1,
+        scheduler: Default::default(),
     }
 }
 

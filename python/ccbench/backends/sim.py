@@ -121,6 +121,7 @@ def to_run(raw: dict) -> Run:
     cwnd = pd.DataFrame(
         {
             "flow": names(s["flow"], flow_cat, flow_names),
+            "conn": s.get("conn", np.zeros(len(s["t"]), dtype=np.uint8)),
             "t": s["t"],
             "cwnd_pkts": s["cwnd_pkts"],
             "ssthresh_pkts": s["ssthresh_pkts"],
