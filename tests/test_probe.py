@@ -229,6 +229,7 @@ def test_patterns_never_exceed_the_rate(tmp_path):
     [
         (["client", "--server", "127.0.0.1:9", "--out", "x.csv", "--size", "1000"], "--size: must be between 48"),
         (["client", "--server", "localhost", "--out", "x.csv"], "--server: expected HOST:PORT"),
+        (["client", "--server", "127.0.0.1:9", "--out", "x.csv", "--packets", "0"], "--packets: must be between 1 and"),
         (["client", "--server", "127.0.0.1:9", "--out", "x.csv", "--rate", "abc"], "--rate: expected packets per second"),
         (["client", "--server", "127.0.0.1:9", "--out", "x.csv", "--rate", "2000"], "above the cap --max-rate 1000"),
         (["client", "--server", "192.0.2.1:9", "--out", "x.csv", "--max-rate", "5000"], "only on loopback"),
