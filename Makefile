@@ -18,7 +18,7 @@ $(STAMP): pyproject.toml Cargo.toml Cargo.lock $(shell find crates -name '*.rs' 
 	$(PY) -m pip install -q --upgrade pip maturin
 	VIRTUAL_ENV=$(abspath $(VENV)) PATH=$(abspath $(VENV))/bin:$$PATH \
 		$(VENV)/bin/maturin develop --release --extras test -q
-	cargo build --release -p ccemu
+	cargo build --release -p ccemu -p ccprobe
 	@touch $(STAMP)
 
 build: setup
@@ -32,7 +32,7 @@ system-deps:
 	./scripts/system-deps.sh
 
 test-rust:
-	cargo test -p ccsim -p ccemu
+	cargo test -p ccsim -p ccemu -p ccprobe
 
 test-python: setup
 	$(PY) -m pytest -q
