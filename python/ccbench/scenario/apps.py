@@ -25,9 +25,9 @@ from pydantic import Field, model_serializer, model_validator
 
 from .base import Table, tagged
 from .errors import fail
-from .units import PositiveDuration, PositiveSize, Rate, format_duration, format_rate, format_size
+from .units import Duration, PositiveDuration, PositiveSize, Rate, format_duration, format_rate, format_size
 
-__all__ = ["Cbr", "OnOff", "Bulk", "App", "Jitter", "PeriodDist"]
+__all__ = ["Cbr", "OnOff", "Bulk", "Web", "Trace", "Vbr", "Preset", "App", "Jitter", "PeriodDist", "SizeDist"]
 
 _U32 = 2**32 - 1
 
@@ -87,7 +87,102 @@ class UniformJitter(Table):
         return f", ±{format_duration(self.width // 2)} uniform jitter"
 
 
-Jitter = tagged(NoJitter, NormalJitter, ExponentialJitter, UniformJitter, key="dist", shorthand=True)
+class EmpiricalJitter(Table):
+    """Gaps drawn from an empirical distribution: ``value[i]`` (a duration) is the
+    ``p[i]``-quantile; linear in between (``p`` from 0 to 1, both non-decreasing)."""
+
+    dist: Literal["empirical"] = "empirical"
+    p: list[float]
+    value: list[Duration]
+
+    @model_validator(mode="after")
+    def _check(self):
+        _check_quantiles(self.p, self.value)
+        return self
+
+    def to_json(self) -> dict[str, Any]:
+        return {"dist": "empirical", "quantiles": {"p": list(self.p), "value": [float(v) for v in self.value]}}
+
+    def describe(self) -> str:
+        return ", empirical gaps"
+
+
+def _check_quantiles(p: list[float], value: list) -> None:
+    if len(p) < 2 or len(p) != len(value):
+        raise fail(f"needs at least 2 points and as many values as probabilities ({len(p)} p, {len(value)} values)", at=("p",))
+    if p[0] != 0 or p[-1] != 1 or any(b < a for a, b in zip(p, p[1:])):
+        raise fail("must rise from 0 to 1 (accepted: non-decreasing probabilities, first 0, last 1)", at=("p",))
+    if any(b < a for a, b in zip(value, value[1:])):
+        raise fail("must not decrease (value[i] is the p[i]-quantile)", at=("value",))
+
+
+Jitter = tagged(NoJitter, NormalJitter, ExponentialJitter, UniformJitter, EmpiricalJitter, key="dist", shorthand=True)
+
+
+# --- message sizes ----------------------------------------------------------------------
+
+
+class FixedSize(Table):
+    dist: Literal["fixed"] = "fixed"
+
+    @model_serializer
+    def _dump(self) -> Any:
+        return "fixed"
+
+    def to_json(self) -> Any:
+        return "fixed"
+
+
+class ExponentialSize(Table):
+    """Exponential with mean ``size`` (M/M/1 service times)."""
+
+    dist: Literal["exponential"] = "exponential"
+
+    @model_serializer
+    def _dump(self) -> Any:
+        return "exponential"
+
+    def to_json(self) -> Any:
+        return "exponential"
+
+
+class ParetoSize(Table):
+    """Pareto with mean ``size`` and ``shape`` > 1 (heavy-tailed web responses)."""
+
+    dist: Literal["pareto"] = "pareto"
+    shape: float = Field(gt=1)
+
+    def to_json(self) -> Any:
+        return {"pareto": {"shape": self.shape}}
+
+
+class LognormalSize(Table):
+    """Lognormal with mean ``size``; ``sigma`` of the underlying normal."""
+
+    dist: Literal["lognormal"] = "lognormal"
+    sigma: float = Field(ge=0)
+
+    def to_json(self) -> Any:
+        return {"lognormal": {"sigma": self.sigma}}
+
+
+class EmpiricalSize(Table):
+    """Sizes from an empirical quantile table (``value`` in bytes)."""
+
+    dist: Literal["empirical"] = "empirical"
+    p: list[float]
+    value: list[PositiveSize]
+
+    @model_validator(mode="after")
+    def _check(self):
+        _check_quantiles(self.p, self.value)
+        return self
+
+    def to_json(self) -> Any:
+        return {"empirical": {"quantiles": {"p": list(self.p), "value": [float(v) for v in self.value]}}}
+
+
+SizeDist = tagged(FixedSize, ExponentialSize, ParetoSize, LognormalSize, EmpiricalSize, key="dist", shorthand=True)
 
 
 # --- on/off periods -------------------------------------------------------------------
@@ -126,7 +221,7 @@ class Cbr(Table):
     size: PositiveSize
     interval: PositiveDuration
     jitter: Jitter = NoJitter()
-    size_dist: Literal["fixed", "exponential"] = "fixed"
+    size_dist: SizeDist = FixedSize()
 
     @model_validator(mode="after")
     def _check(self):
@@ -139,7 +234,7 @@ class Cbr(Table):
             "size_bytes": self.size,
             "interval_ns": self.interval,
             "jitter": self.jitter.to_json(),
-            "size_dist": self.size_dist,
+            "size_dist": self.size_dist.to_json(),
         }
 
     def rate_bps(self) -> float:
@@ -195,5 +290,123 @@ class Bulk(Table):
         return "bulk (greedy)" if self.bytes is None else f"bulk transfer of {format_size(self.bytes)}"
 
 
-App = tagged(Cbr, OnOff, Bulk)
+class Web(Table):
+    """Request/response sessions on one TCP connection: a response of ``size`` (mean;
+    ``size_dist`` e.g. ``{ dist = "pareto", shape = 1.2 }``), then, once it has been
+    delivered, an exponential think time with mean ``think`` before the next."""
+
+    kind: Literal["web"] = "web"
+    size: PositiveSize
+    size_dist: SizeDist = ParetoSize(shape=1.2)
+    think: PositiveDuration
+
+    @model_validator(mode="after")
+    def _check(self):
+        _check_u32(self.size, "size")
+        return self
+
+    def to_json(self) -> dict[str, Any]:
+        return {"kind": "web", "size_bytes": self.size, "size_dist": self.size_dist.to_json(), "think_ns": self.think}
+
+    def describe(self) -> str:
+        return f"web sessions: {format_size(self.size)} responses, think {format_duration(self.think)}"
+
+
+class Trace(Table):
+    """Replay of message times and sizes: from a CSV file (columns ``time_s`` and
+    ``size_bytes``; a path relative to the working directory) or given inline
+    (``times`` as durations from the flow's start, ``sizes``)."""
+
+    kind: Literal["trace"] = "trace"
+    file: Optional[str] = None
+    times: Optional[list[Duration]] = None
+    sizes: Optional[list[PositiveSize]] = None
+    repeat: bool = False
+
+    @model_validator(mode="after")
+    def _check(self):
+        if (self.file is None) == (self.times is None or self.sizes is None):
+            raise fail("give either file or both times and sizes", at=("file",))
+        return self
+
+    def arrays(self) -> tuple[list[int], list[int]]:
+        if self.file is not None:
+            from .video import load_trace_csv
+
+            return load_trace_csv(self.file)
+        return list(self.times), list(self.sizes)  # type: ignore[arg-type]
+
+    def to_json(self) -> dict[str, Any]:
+        times, sizes = self.arrays()
+        return {"kind": "trace", "times_ns": times, "sizes_bytes": sizes, "repeat": self.repeat}
+
+    def describe(self) -> str:
+        return f"trace replay ({self.file or f'{len(self.times or [])} messages'})"
+
+
+class Vbr(Table):
+    """Synthetic H.264-like VBR video (see :mod:`ccbench.scenario.video`): frames at
+    ``fps`` with an I/P/B group of pictures, mean rate ``rate``, sizes lognormal around
+    the frame type's share."""
+
+    kind: Literal["vbr"] = "vbr"
+    rate: Rate
+    fps: float = Field(25.0, gt=0, le=240)
+    gop: str = "IBBPBBPBBPBB"
+    duration: PositiveDuration = 60_000_000_000
+    sigma: float = Field(0.25, ge=0, le=2)
+    seed: int = 1
+
+    @model_validator(mode="after")
+    def _check(self):
+        if not self.gop or set(self.gop) - set("IPB") or self.gop[0] != "I":
+            raise fail('is not a group of pictures (accepted: I, P and B frames starting with I, e.g. "IBBPBBPBBPBB")', at=("gop",), value=self.gop)
+        return self
+
+    def to_json(self) -> dict[str, Any]:
+        from .video import synthetic_vbr
+
+        times, sizes = synthetic_vbr(self.rate, self.fps, self.gop, self.duration, self.sigma, self.seed)
+        return {"kind": "trace", "times_ns": times, "sizes_bytes": sizes, "repeat": True}
+
+    def describe(self) -> str:
+        return f"synthetic VBR video at {format_rate(self.rate)}, {self.fps:g} fps"
+
+
+class Preset(Table):
+    """An application preset by name (``ccbench.scenario.presets.PRESETS``);
+    ``size`` and ``interval`` override the preset's."""
+
+    kind: Literal["preset"] = "preset"
+    name: str
+    size: Optional[PositiveSize] = None
+    interval: Optional[PositiveDuration] = None
+
+    @model_validator(mode="after")
+    def _check(self):
+        from .presets import PRESETS
+
+        if self.name not in PRESETS:
+            raise fail(f"is not a preset (accepted: {', '.join(sorted(PRESETS))})", at=("name",), value=self.name)
+        return self
+
+    def expand(self) -> "Cbr":
+        from .presets import preset_app
+
+        over: dict[str, Any] = {}
+        if self.size is not None:
+            over["size"] = f"{self.size}B"
+        if self.interval is not None:
+            over["interval"] = f"{self.interval}ns"
+        data = preset_app(self.name, over)
+        return Cbr.model_validate({k: v for k, v in data.items()})
+
+    def to_json(self) -> dict[str, Any]:
+        return self.expand().to_json()
+
+    def describe(self) -> str:
+        return f"preset {self.name}: {self.expand().describe()}"
+
+
+App = tagged(Cbr, OnOff, Bulk, Web, Trace, Vbr, Preset)
 """Any application, chosen by ``kind``."""

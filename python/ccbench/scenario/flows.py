@@ -12,6 +12,9 @@ User side::
     start = "0s"           # when the application starts (default 0)
     stop = "50s"           # when it stops writing (default: run end)
     count = 1              # N > 1 replicates the flow: voip[0], voip[1], ...
+    split = 1              # TCP: each message written as N pieces back to back (Brosh split-N)
+    connections = 1        # TCP: N parallel connections; the receiver merges in message order
+    scheduler = "round-robin"   # or "least-backlog" (skips connections in RTO; Brosh "intelligent")
 
     # graph and parking lot: name the hosts
     src = "a"
@@ -50,6 +53,9 @@ class Flow(Table):
     start: Duration = 0
     stop: Optional[Duration] = None
     count: int = Field(1, ge=1)
+    split: int = Field(1, ge=1, le=1024)
+    connections: int = Field(1, ge=1, le=64)
+    scheduler: Literal["round-robin", "least-backlog"] = "round-robin"
 
     @field_validator("name")
     @classmethod
@@ -74,6 +80,10 @@ class Flow(Table):
                 at=("app", "kind"),
                 value="bulk",
             )
+        if isinstance(self.transport, Udp):
+            for key, default in (("split", 1), ("connections", 1)):
+                if getattr(self, key) != default:
+                    raise fail('needs transport kind = "tcp"', at=(key,), value=getattr(self, key))
         if (self.src is None) != (self.dst is None):
             missing = "dst" if self.dst is None else "src"
             raise fail("is missing (src and dst go together)", at=(missing,))
@@ -108,4 +118,9 @@ class ResolvedFlow:
         }
         if self.flow.stop is not None:
             out["stop_ns"] = self.flow.stop
+        if self.flow.split != 1:
+            out["split"] = self.flow.split
+        if self.flow.connections != 1:
+            out["connections"] = self.flow.connections
+            out["scheduler"] = self.flow.scheduler
         return out
