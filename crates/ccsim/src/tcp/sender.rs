@@ -1558,6 +1558,7 @@ impl TcpSender {
         sk.snd_nxt = self.snd_nxt;
         sk.srtt_us = (self.rtt.srtt_us8() >> 3) as u32;
         sk.min_rtt_us = self.rtt.min_rtt_us();
+        sk.lsndtime = self.lsndtime;
     }
 
     fn with_cc<R>(&mut self, f: impl FnOnce(&mut AnyCc, &mut CcContext<'_>) -> R) -> R {

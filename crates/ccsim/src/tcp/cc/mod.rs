@@ -30,7 +30,10 @@
 //! Units follow Linux where an algorithm's integer arithmetic depends on them: cwnd in
 //! segments, RTTs in microseconds, rates in bytes per second.
 
+pub mod cubic;
 pub mod reno;
+#[cfg(test)]
+pub(crate) mod testkit;
 
 use crate::error::ConfigError;
 use crate::rng::Rng;
@@ -193,6 +196,9 @@ pub struct SockState {
     pub pacing_rate: u64,
     /// The CC asks for pacing (BBR sets `sk_pacing_status = SK_PACING_NEEDED`).
     pub pacing_needed: bool,
+    /// `lsndtime`: when the last data segment was sent (CUBIC's idle-epoch shift on
+    /// TX_START reads it before the socket updates it).
+    pub lsndtime: Nanos,
 }
 
 impl SockState {
@@ -220,6 +226,7 @@ impl SockState {
             ecn_ok: false,
             pacing_rate: u64::MAX,
             pacing_needed: false,
+            lsndtime: 0,
         }
     }
 
@@ -374,6 +381,7 @@ macro_rules! any_cc {
 
 any_cc! {
     Reno(reno::Reno) => avoid,
+    Cubic(cubic::Cubic) => avoid,
 }
 
 impl AnyCc {
@@ -436,6 +444,13 @@ static REGISTRY: &[CcSpec] = &[
         source: "Linux net/ipv4/tcp_cong.c tcp_reno_*",
         params: reno::PARAMS,
         build: reno::build,
+    },
+    CcSpec {
+        name: "cubic",
+        summary: "CUBIC: W(t) = C(t-K)^3 + W_max, beta 0.7, TCP-friendly region, HyStart",
+        source: "Linux net/ipv4/tcp_cubic.c (v2.3, Linux 5.7+); Ha, Rhee, Xu 2008; RFC 9438",
+        params: cubic::PARAMS,
+        build: cubic::build,
     },
 ];
 
