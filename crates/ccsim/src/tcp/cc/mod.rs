@@ -31,6 +31,7 @@
 //! segments, RTTs in microseconds, rates in bytes per second.
 
 pub mod cubic;
+pub mod highspeed;
 pub mod reno;
 #[cfg(test)]
 pub(crate) mod testkit;
@@ -382,6 +383,7 @@ macro_rules! any_cc {
 any_cc! {
     Reno(reno::Reno) => avoid,
     Cubic(cubic::Cubic) => avoid,
+    HighSpeed(highspeed::HighSpeed) => avoid,
 }
 
 impl AnyCc {
@@ -451,6 +453,13 @@ static REGISTRY: &[CcSpec] = &[
         source: "Linux net/ipv4/tcp_cubic.c (v2.3, Linux 5.7+); Ha, Rhee, Xu 2008; RFC 9438",
         params: cubic::PARAMS,
         build: cubic::build,
+    },
+    CcSpec {
+        name: "highspeed",
+        summary: "HighSpeed TCP: a(w), b(w) from RFC 3649's table above 38 segments, Reno below",
+        source: "Linux net/ipv4/tcp_highspeed.c; RFC 3649",
+        params: highspeed::PARAMS,
+        build: highspeed::build,
     },
 ];
 
