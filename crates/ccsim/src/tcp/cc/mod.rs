@@ -33,6 +33,7 @@
 pub mod cubic;
 pub mod highspeed;
 pub mod reno;
+pub mod scalable;
 #[cfg(test)]
 pub(crate) mod testkit;
 
@@ -384,6 +385,7 @@ any_cc! {
     Reno(reno::Reno) => avoid,
     Cubic(cubic::Cubic) => avoid,
     HighSpeed(highspeed::HighSpeed) => avoid,
+    Scalable(scalable::Scalable) => avoid,
 }
 
 impl AnyCc {
@@ -460,6 +462,13 @@ static REGISTRY: &[CcSpec] = &[
         source: "Linux net/ipv4/tcp_highspeed.c; RFC 3649",
         params: highspeed::PARAMS,
         build: highspeed::build,
+    },
+    CcSpec {
+        name: "scalable",
+        summary: "Scalable TCP: MIMD, +0.01 per ACKed segment above 100 segments (Reno below), x7/8 on loss",
+        source: "Linux net/ipv4/tcp_scalable.c; Kelly, CCR 2003",
+        params: scalable::PARAMS,
+        build: scalable::build,
     },
 ];
 
