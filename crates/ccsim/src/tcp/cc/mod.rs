@@ -30,6 +30,7 @@
 //! Units follow Linux where an algorithm's integer arithmetic depends on them: cwnd in
 //! segments, RTTs in microseconds, rates in bytes per second.
 
+pub mod bic;
 pub mod cubic;
 pub mod highspeed;
 pub mod reno;
@@ -386,6 +387,7 @@ any_cc! {
     Cubic(cubic::Cubic) => avoid,
     HighSpeed(highspeed::HighSpeed) => avoid,
     Scalable(scalable::Scalable) => avoid,
+    Bic(bic::Bic) => avoid,
 }
 
 impl AnyCc {
@@ -469,6 +471,13 @@ static REGISTRY: &[CcSpec] = &[
         source: "Linux net/ipv4/tcp_scalable.c; Kelly, CCR 2003",
         params: scalable::PARAMS,
         build: scalable::build,
+    },
+    CcSpec {
+        name: "bic",
+        summary: "BIC-TCP: binary search towards W_max, then max probing; beta 0.8, Reno below 14 segments",
+        source: "Linux net/ipv4/tcp_bic.c; Xu, Harfoush, Rhee, INFOCOM 2004",
+        params: bic::PARAMS,
+        build: bic::build,
     },
 ];
 
