@@ -33,6 +33,7 @@
 pub mod bic;
 pub mod cubic;
 pub mod highspeed;
+pub mod htcp;
 pub mod reno;
 pub mod scalable;
 #[cfg(test)]
@@ -388,6 +389,7 @@ any_cc! {
     HighSpeed(highspeed::HighSpeed) => avoid,
     Scalable(scalable::Scalable) => avoid,
     Bic(bic::Bic) => avoid,
+    Htcp(htcp::Htcp) => avoid,
 }
 
 impl AnyCc {
@@ -478,6 +480,13 @@ static REGISTRY: &[CcSpec] = &[
         source: "Linux net/ipv4/tcp_bic.c; Xu, Harfoush, Rhee, INFOCOM 2004",
         params: bic::PARAMS,
         build: bic::build,
+    },
+    CcSpec {
+        name: "htcp",
+        summary: "H-TCP: alpha grows with time since the last loss, adaptive backoff minRTT/maxRTT in [0.5, 0.8]",
+        source: "Linux net/ipv4/tcp_htcp.c; Leith, Shorten, PFLDnet 2004",
+        params: htcp::PARAMS,
+        build: htcp::build,
     },
 ];
 
