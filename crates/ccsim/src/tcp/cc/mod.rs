@@ -38,6 +38,7 @@ pub mod reno;
 pub mod scalable;
 #[cfg(test)]
 pub(crate) mod testkit;
+pub mod westwood;
 
 use crate::error::ConfigError;
 use crate::rng::Rng;
@@ -390,6 +391,7 @@ any_cc! {
     Scalable(scalable::Scalable) => avoid,
     Bic(bic::Bic) => avoid,
     Htcp(htcp::Htcp) => avoid,
+    Westwood(westwood::Westwood) => avoid,
 }
 
 impl AnyCc {
@@ -487,6 +489,13 @@ static REGISTRY: &[CcSpec] = &[
         source: "Linux net/ipv4/tcp_htcp.c; Leith, Shorten, PFLDnet 2004",
         params: htcp::PARAMS,
         build: htcp::build,
+    },
+    CcSpec {
+        name: "westwood",
+        summary: "Westwood+: Reno probing; after a loss ssthresh = cwnd = bandwidth estimate x RTTmin",
+        source: "Linux net/ipv4/tcp_westwood.c; Grieco, Mascolo, CCR 2004",
+        params: westwood::PARAMS,
+        build: westwood::build,
     },
 ];
 

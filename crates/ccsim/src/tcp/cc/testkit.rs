@@ -1,11 +1,11 @@
 //! Test-only driver for the window hooks: an idealised ACK clock on a path with a
 //! fixed RTT and no queue. Every round the sender has `cwnd` segments out; their ACKs
 //! (one segment each, no delayed ACKs) arrive spread evenly over the next RTT, and each
-//! ACK calls `pkts_acked` then `cong_avoid` the way `tcp_ack` does. A loss event runs
+//! ACK calls `in_ack_event`, `pkts_acked` then `cong_avoid` the way `tcp_ack` does. A loss event runs
 //! the hooks in the order `tcp_enter_recovery`/`tcp_end_cwnd_reduction` call them and
 //! leaves cwnd at the new ssthresh (what PRR converges to).
 
-use super::{AckSample, CaEvent, CaState, CcContext, CongAvoid, SockState};
+use super::{AckFlags, AckSample, CaEvent, CaState, CcContext, CongAvoid, SockState};
 use crate::rng::Rng;
 use crate::time::Nanos;
 use rand::SeedableRng;
@@ -44,6 +44,8 @@ impl AckClock {
         self.sk.min_rtt_us = self.sk.min_rtt_us.min(self.rtt_us);
         let in_flight = self.sk.cwnd * MSS;
         let s = AckSample { pkts_acked: acked, rtt_us: self.rtt_us as i64, in_flight };
+        // A pure cumulative ACK: Linux's fast path (no CA_ACK_SLOWPATH).
+        cc.in_ack_event(&mut self.cx(), AckFlags(AckFlags::WIN_UPDATE));
         cc.pkts_acked(&mut self.cx(), &s);
         cc.cong_avoid(&mut self.cx(), acked);
         self.sk.snd_nxt = self.sk.snd_una + self.sk.cwnd as u64 * MSS as u64;
