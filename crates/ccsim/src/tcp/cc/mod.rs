@@ -34,6 +34,7 @@ pub mod bic;
 pub mod cubic;
 pub mod highspeed;
 pub mod htcp;
+pub mod hybla;
 pub mod reno;
 pub mod scalable;
 #[cfg(test)]
@@ -392,6 +393,7 @@ any_cc! {
     Bic(bic::Bic) => avoid,
     Htcp(htcp::Htcp) => avoid,
     Westwood(westwood::Westwood) => avoid,
+    Hybla(hybla::Hybla) => avoid,
 }
 
 impl AnyCc {
@@ -496,6 +498,13 @@ static REGISTRY: &[CcSpec] = &[
         source: "Linux net/ipv4/tcp_westwood.c; Grieco, Mascolo, CCR 2004",
         params: westwood::PARAMS,
         build: westwood::build,
+    },
+    CcSpec {
+        name: "hybla",
+        summary: "Hybla: slow start x2^rho and +rho^2 per RTT, rho = RTT/RTT0 (25 ms); Reno on loss",
+        source: "Linux net/ipv4/tcp_hybla.c; Caini, Firrincieli, IJSCN 2004",
+        params: hybla::PARAMS,
+        build: hybla::build,
     },
 ];
 
