@@ -35,6 +35,7 @@ pub mod cubic;
 pub mod highspeed;
 pub mod htcp;
 pub mod hybla;
+pub mod illinois;
 pub mod reno;
 pub mod scalable;
 #[cfg(test)]
@@ -394,6 +395,7 @@ any_cc! {
     Htcp(htcp::Htcp) => avoid,
     Westwood(westwood::Westwood) => avoid,
     Hybla(hybla::Hybla) => avoid,
+    Illinois(illinois::Illinois) => avoid,
 }
 
 impl AnyCc {
@@ -505,6 +507,13 @@ static REGISTRY: &[CcSpec] = &[
         source: "Linux net/ipv4/tcp_hybla.c; Caini, Firrincieli, IJSCN 2004",
         params: hybla::PARAMS,
         build: hybla::build,
+    },
+    CcSpec {
+        name: "illinois",
+        summary: "TCP-Illinois: loss-based AIMD, alpha 10..0.3 and beta 1/8..1/2 from the average queueing delay",
+        source: "Linux net/ipv4/tcp_illinois.c; Liu, Basar, Srikant, Perf. Eval. 2008",
+        params: illinois::PARAMS,
+        build: illinois::build,
     },
 ];
 
