@@ -79,8 +79,9 @@ fn reductions(sim: &ccsim::Simulation) -> Vec<(f64, f64, f64)> {
     out
 }
 
-/// Every reduction in steady state (after the first `skip`) cuts to `beta(cwnd)`
-/// within integer rounding; returns the mean ratio.
+/// Every reduction in steady state (after the first `skip`) sets ssthresh, the cwnd
+/// recovery ends with, to `beta(cwnd)` x cwnd within integer rounding; returns the
+/// mean ratio ssthresh / cwnd before.
 fn check_beta(name: &str, sim: &ccsim::Simulation, skip: usize, beta: impl Fn(f64) -> f64) -> f64 {
     let r = reductions(sim);
     assert!(r.len() > skip + 3, "{name}: only {} reductions", r.len());
@@ -88,24 +89,75 @@ fn check_beta(name: &str, sim: &ccsim::Simulation, skip: usize, beta: impl Fn(f6
     for &(before, ss, after) in &r[skip..] {
         let want = beta(before);
         assert!((ss - want * before).abs() <= 1.0, "{name}: ssthresh {ss} after cwnd {before}, want {want}");
-        assert!((after - ss).abs() <= 1.0, "{name}: cwnd {after} at the end of recovery, ssthresh {ss}");
-        sum += after / before;
+        // Recovery ends with cwnd = ssthresh (tcp_end_cwnd_reduction), and the same
+        // ACK, which cumulatively covers the SACKed window, may already grow it.
+        assert!(
+            after >= ss - 1.0 && after <= ss * 1.1 + 2.0,
+            "{name}: cwnd {after} at the end of recovery, ssthresh {ss}"
+        );
+        sum += ss / before;
     }
     let mean = sum / (r.len() - skip) as f64;
-    println!("{name}: {} reductions, mean cwnd after/before {mean:.4}", r.len() - skip);
+    println!("{name}: {} reductions, mean ssthresh/cwnd before {mean:.4}", r.len() - skip);
     mean
 }
 
+/// Every `every`-th packet dropped from packet 100 on (slow start ends early).
+fn lossy_path(rate_bps: u64, one_way_ns: u64, limit: u64, every: u64) -> TopologyConfig {
+    let mut topo = path(rate_bps, one_way_ns, limit, None);
+    if let TopologyConfig::Dumbbell { bottleneck, .. } = &mut topo {
+        bottleneck.down.loss = Some(LossConfig::Periodic { every, offset: Some(100), action: LossAction::Drop });
+    }
+    topo
+}
+
 #[test]
-fn reno_and_cubic_reduce_by_beta_in_the_simulator() {
-    // 1 Gbit/s, RTT 40 ms, 1/2000 loss: cwnd well above every algorithm's low window.
-    let topo = || path(100_000_000, 20 * MS, 2000, Some(2000));
-    let sim = run_traced("reno", serde_json::json!({}), 10 * SEC, topo());
-    let m = check_beta("reno", &sim, 1, |_| 0.5);
-    assert!((m - 0.5).abs() < 0.02);
-    let sim = run_traced("cubic", serde_json::json!({}), 10 * SEC, topo());
-    let m = check_beta("cubic", &sim, 1, |_| 717.0 / 1024.0);
-    assert!((m - 0.7).abs() < 0.01);
+fn loss_based_algorithms_reduce_by_their_beta_in_the_simulator() {
+    use ccsim::tcp::cc::highspeed::AIMD;
+    // 1 Gbit/s, RTT 10 ms, one drop per 3000 packets: windows of 40-400 segments,
+    // far below the 830-segment BDP, so the queue stays empty (RTT = min RTT).
+    let topo = || lossy_path(1_000_000_000, 5 * MS, 20_000, 3000);
+    let hs_beta = |w: f64| {
+        let row = AIMD.iter().position(|r| w as u32 <= r.0).unwrap_or(AIMD.len() - 1);
+        1.0 - AIMD[row].1 as f64 / 256.0
+    };
+    let cases: Vec<(&str, Box<dyn Fn(f64) -> f64>, f64)> = vec![
+        ("reno", Box::new(|_| 0.5), 0.5),
+        ("cubic", Box::new(|_| 717.0 / 1024.0), 0.7002),
+        ("bic", Box::new(|w| if w <= 14.0 { 0.5 } else { 819.0 / 1024.0 }), 0.7998),
+        ("highspeed", Box::new(hs_beta), 0.0),
+        ("scalable", Box::new(|_| 0.875), 0.875),
+        // No queueing: minRTT/maxRTT ~ 1, clamped to 0.8 (102/128).
+        ("htcp", Box::new(|_| 102.0 / 128.0), 0.797),
+        // No queueing delay: beta min, cut by 1/8.
+        ("illinois", Box::new(|_| 0.875), 0.875),
+        ("hybla", Box::new(|_| 0.5), 0.5),
+    ];
+    for (name, beta, mean_want) in cases {
+        // H-TCP's backoff is only adaptive when minRTT > 10 ms: 40 ms for it.
+        let (topo, secs) =
+            if name == "htcp" { (lossy_path(1_000_000_000, 20 * MS, 20_000, 3000), 16) } else { (topo(), 8) };
+        let sim = run_traced(name, serde_json::json!({}), secs * SEC, topo);
+
+        // Skip the first three: H-TCP's first backoff is always 0.5 and its bandwidth
+        // switch needs two stable throughput measurements (0.5, 0.49, 0.49, then 0.79).
+        let m = check_beta(name, &sim, 3, beta);
+        if mean_want > 0.0 {
+            assert!((m - mean_want).abs() < 0.01, "{name}: mean ratio {m}");
+        }
+    }
+}
+
+#[test]
+fn westwood_keeps_the_pipe_full_under_random_loss() {
+    // Same lossy but uncongested path: the loss says nothing about capacity, and
+    // Westwood+ resumes at BWE x RTTmin, about the window it had, where Reno halves.
+    let sim = run_traced("westwood", serde_json::json!({}), 8 * SEC, lossy_path(1_000_000_000, 5 * MS, 20_000, 3000));
+    let r = reductions(&sim);
+    assert!(r.len() > 5);
+    let mean = r[2..].iter().map(|&(b, _, a)| a / b).sum::<f64>() / (r.len() - 2) as f64;
+    println!("westwood: {} reductions, mean cwnd after/before {mean:.3}", r.len() - 2);
+    assert!(mean > 0.75, "{mean}");
 }
 
 /// Time-average of cwnd over whole loss cycles: from the first entry into recovery
@@ -227,5 +279,26 @@ fn highspeed_response_function_matches_rfc_3649() {
             err * 100.0
         );
         assert!(err.abs() < 0.03, "p = 1/{n}: model {model} vs RFC {rfc_table}");
+    }
+}
+
+#[test]
+fn htcp_backoff_adapts_to_the_rtt_ratio() {
+    // 20 Mbit/s, RTT 40 ms (BDP 67 packets) and a drop-tail queue of `limit` packets:
+    // losses come when the queue is full, maxRTT = 40 ms + limit x 0.6 ms, and H-TCP
+    // backs off by minRTT/maxRTT (within [0.5, 0.8]), which leaves the queue draining
+    // just to empty.
+    for limit in [20u64, 33, 100] {
+        let want = 40.0 / (40.0 + limit as f64 * 0.6);
+        let sim = run_traced("htcp", serde_json::json!({}), 30 * SEC, path(20_000_000, 20 * MS, limit, None));
+        let r = reductions(&sim);
+        assert!(r.len() > 6, "{} reductions", r.len());
+        let ratios: Vec<f64> = r[3..].iter().map(|&(b, ss, _)| ss / b).collect();
+        let mean = ratios.iter().sum::<f64>() / ratios.len() as f64;
+        println!(
+            "htcp, {limit}-packet queue: {} reductions, ssthresh/cwnd {mean:.3} (RTT ratio {want:.3}) {ratios:.3?}",
+            ratios.len()
+        );
+        assert!((mean - want.clamp(0.5, 0.8)).abs() < 0.04, "{mean} vs {want}");
     }
 }
