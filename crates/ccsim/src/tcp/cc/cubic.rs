@@ -254,7 +254,7 @@ impl Cubic {
             t /= HZ as u64;
 
             let k = self.bic_k as u64;
-            let offs = if t < k { k - t } else { t - k };
+            let offs = t.abs_diff(k);
             // C (t - K)^3 with C = cube_rtt_scale / 2^10 and offs in 2^-10 s. Linux
             // truncates the product to u32; the wrap only matters for cwnd > 1e6.
             let delta = (self.p.cube_rtt_scale as u64).wrapping_mul(offs).wrapping_mul(offs).wrapping_mul(offs)

@@ -15,6 +15,7 @@
 //! - slow start leftovers are dropped (`tcp_slow_start`'s return value is ignored);
 //! - the decrease uses the row of the last congestion-avoidance update, not of the
 //!   cwnd at the loss.
+//!
 //! Limited Slow-Start (RFC 3742, which RFC 3649 recommends) is not part of the module.
 
 use super::{AnyCc, CcContext, CongAvoid, CongestionOps, ParamSpec, Params};

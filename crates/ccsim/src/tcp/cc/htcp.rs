@@ -198,7 +198,7 @@ impl CongestionOps for Htcp {
     /// `htcp_recalc_ssthresh`: update beta and alpha, cut to beta.
     fn ssthresh(&mut self, cx: &mut CcContext<'_>) -> u32 {
         self.param_update(jiffies32(cx.now));
-        ((cx.sk.cwnd as u64 * self.beta as u64 >> 7) as u32).max(2)
+        (((cx.sk.cwnd as u64 * self.beta as u64) >> 7) as u32).max(2)
     }
 
     /// `htcp_cwnd_undo`: restore the congestion-event bookkeeping too.
@@ -360,7 +360,7 @@ mod tests {
             h.last_cong = jiffies32(ck.now);
             let ss = h.ssthresh(&mut ck.cx());
             assert_eq!(h.beta, want, "{min_rtt}/{max_rtt}");
-            assert_eq!(ss, 1000 * want >> 7);
+            assert_eq!(ss, (1000 * want) >> 7);
             // maxRTT fades 5% of the way towards minRTT.
             assert_eq!(h.max_rtt, min_rtt + (max_rtt - min_rtt) * 95 / 100);
         }
