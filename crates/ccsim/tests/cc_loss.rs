@@ -299,3 +299,55 @@ fn htcp_backoff_adapts_to_the_rtt_ratio() {
         assert!((mean - want.clamp(0.5, 0.8)).abs() < 0.04, "{mean} vs {want}");
     }
 }
+
+#[test]
+fn cubic_epoch_follows_w_of_t_in_the_simulator() {
+    // One drop (packet 400) ends slow start; then a lossless 1 Gbit/s path with a
+    // 100 ms RTT and no queue: the epoch after that loss should trace
+    // W(t) = C (t - K)^3 + W_max, K = cbrt(W_max (1 - beta) / C), t from the end of
+    // recovery (the first ACK of the epoch).
+    let mut topo = path(1_000_000_000, 50 * MS, 20_000, None);
+    if let TopologyConfig::Dumbbell { bottleneck, .. } = &mut topo {
+        bottleneck.down.loss = Some(LossConfig::Trace { indices: vec![400], action: LossAction::Drop });
+    }
+    let sim = run_traced("cubic", serde_json::json!({}), 12 * SEC, topo);
+    let st = &sim.traces.state;
+    let r = reductions(&sim);
+    assert_eq!(r.len(), 1, "{r:?}");
+    let w_max = r[0].0;
+    let i_exit = (1..st.t.len()).find(|&i| st.ca_state[i - 1] == RECOVERY && st.ca_state[i] < RECOVERY).unwrap();
+    let t0 = st.t[i_exit] as f64 / 1e9;
+    let (c, beta) = (0.4, 717.0 / 1024.0);
+    let k = (w_max * (1.0 - beta) / c).cbrt();
+    let rtt = 0.1;
+    let w = |t: f64| c * (t - k).powi(3) + w_max;
+    let (mut dev_now, mut dev_band, mut dev_first, mut dev_late, mut n) = (0f64, 0f64, 0f64, 0f64, 0);
+    for i in i_exit..st.t.len() {
+        let t = st.t[i] as f64 / 1e9 - t0;
+        if t > 1.5 * k {
+            break;
+        }
+        let cw = st.cwnd_pkts[i];
+        let out = (w(t) - cw).max(cw - w(t + rtt)).max(0.0);
+        if t < 4.0 * rtt {
+            // The first RTTs after recovery are ACKs of the PRR-limited flight sent
+            // during recovery: fewer ACKs, slower growth, caught up by t = 0.4 s.
+            dev_first = dev_first.max(out);
+            continue;
+        }
+        dev_now = dev_now.max((cw - w(t)).abs());
+        if t > 1.0 {
+            dev_late = dev_late.max(out);
+        }
+        dev_band = dev_band.max(out);
+        n += 1;
+    }
+    println!(
+        "W_max {w_max}, K {k:.2} s: {n} samples from 4 RTTs to 1.5 K: max |cwnd - W(t)| {dev_now:.2}, \
+         outside [W(t), W(t+RTT)] by {dev_band:.2}; first 4 RTTs: {dev_first:.2}; after 1 s: {dev_late:.2}"
+    );
+    // The lag built up in the first RTTs (PRR-shaped ACK clock, delayed ACKs) is
+    // worked off within ~1 s; from then on cwnd stays within ~1 packet of the band
+    // (1.10 measured; the hook-level test with an ideal ACK clock gets 0.94).
+    assert!(n > 100 && dev_first <= 4.0 && dev_band <= 2.0 && dev_late <= 1.2, "{dev_first} {dev_band} {dev_late}");
+}
