@@ -72,7 +72,7 @@ impl AckClock {
     }
 
     /// A fast-retransmit loss event: `ssthresh`, `set_state(Recovery)`, recovery lasting
-    /// one RTT with cwnd = ssthresh, `set_state(Open)`, `CompleteCwr`. Returns (cwnd
+    /// one RTT, cwnd = ssthresh with `CompleteCwr`, `set_state(Open)`. Returns (cwnd
     /// before, cwnd after).
     pub fn loss<C: CongAvoid>(&mut self, cc: &mut C) -> (u32, u32) {
         let before = self.sk.cwnd;
@@ -84,10 +84,11 @@ impl AckClock {
         cc.set_state(&mut self.cx(), CaState::Recovery);
         self.sk.ca_state = CaState::Recovery;
         self.now += self.rtt_us as u64 * 1000;
+        // tcp_fastretrans_alert: tcp_end_cwnd_reduction, then tcp_try_to_open.
         self.sk.cwnd = ss;
+        cc.cwnd_event(&mut self.cx(), CaEvent::CompleteCwr);
         cc.set_state(&mut self.cx(), CaState::Open);
         self.sk.ca_state = CaState::Open;
-        cc.cwnd_event(&mut self.cx(), CaEvent::CompleteCwr);
         (before, self.sk.cwnd)
     }
 }
