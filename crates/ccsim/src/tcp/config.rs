@@ -25,8 +25,7 @@ pub enum RecoveryMode {
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct CcConfig {
-    /// Registered name (see [`cc::registry`]). Linux's default is `cubic`; until CUBIC
-    /// lands in this tree the default is `reno`.
+    /// Registered name (see [`cc::registry`]); Linux's default, `cubic`, when absent.
     #[serde(default = "default_cc_name")]
     pub name: String,
     /// Algorithm tunables by Linux module-parameter name; absent ones take Linux's
@@ -35,8 +34,9 @@ pub struct CcConfig {
     pub params: BTreeMap<String, serde_json::Value>,
 }
 
+/// Linux's default congestion control (`net.ipv4.tcp_congestion_control` = cubic).
 fn default_cc_name() -> String {
-    "reno".to_string()
+    "cubic".to_string()
 }
 
 impl Default for CcConfig {

@@ -30,7 +30,17 @@
 //! Units follow Linux where an algorithm's integer arithmetic depends on them: cwnd in
 //! segments, RTTs in microseconds, rates in bytes per second.
 
+pub mod bic;
+pub mod cubic;
+pub mod highspeed;
+pub mod htcp;
+pub mod hybla;
+pub mod illinois;
 pub mod reno;
+pub mod scalable;
+#[cfg(test)]
+pub(crate) mod testkit;
+pub mod westwood;
 
 use crate::error::ConfigError;
 use crate::rng::Rng;
@@ -378,6 +388,14 @@ macro_rules! any_cc {
 
 any_cc! {
     Reno(reno::Reno) => avoid,
+    Cubic(cubic::Cubic) => avoid,
+    HighSpeed(highspeed::HighSpeed) => avoid,
+    Scalable(scalable::Scalable) => avoid,
+    Bic(bic::Bic) => avoid,
+    Htcp(htcp::Htcp) => avoid,
+    Westwood(westwood::Westwood) => avoid,
+    Hybla(hybla::Hybla) => avoid,
+    Illinois(illinois::Illinois) => avoid,
     CustomAvoid(Box<dyn CongAvoid + Send>) => avoid,
     CustomControl(Box<dyn CongControl + Send>) => control,
 }
@@ -492,6 +510,62 @@ static REGISTRY: &[CcSpec] = &[
         source: "Linux net/ipv4/tcp_cong.c tcp_reno_*",
         params: reno::PARAMS,
         build: reno::build,
+    },
+    CcSpec {
+        name: "cubic",
+        summary: "CUBIC: W(t) = C(t-K)^3 + W_max, beta 0.7, TCP-friendly region, HyStart",
+        source: "Linux net/ipv4/tcp_cubic.c (v2.3, Linux 5.7+); Ha, Rhee, Xu 2008; RFC 9438",
+        params: cubic::PARAMS,
+        build: cubic::build,
+    },
+    CcSpec {
+        name: "highspeed",
+        summary: "HighSpeed TCP: a(w), b(w) from RFC 3649's table above 38 segments, Reno below",
+        source: "Linux net/ipv4/tcp_highspeed.c; RFC 3649",
+        params: highspeed::PARAMS,
+        build: highspeed::build,
+    },
+    CcSpec {
+        name: "scalable",
+        summary: "Scalable TCP: MIMD, +0.01 per ACKed segment above 100 segments (Reno below), x7/8 on loss",
+        source: "Linux net/ipv4/tcp_scalable.c; Kelly, CCR 2003",
+        params: scalable::PARAMS,
+        build: scalable::build,
+    },
+    CcSpec {
+        name: "bic",
+        summary: "BIC-TCP: binary search towards W_max, then max probing; beta 0.8, Reno below 14 segments",
+        source: "Linux net/ipv4/tcp_bic.c; Xu, Harfoush, Rhee, INFOCOM 2004",
+        params: bic::PARAMS,
+        build: bic::build,
+    },
+    CcSpec {
+        name: "htcp",
+        summary: "H-TCP: alpha grows with time since the last loss, adaptive backoff minRTT/maxRTT in [0.5, 0.8]",
+        source: "Linux net/ipv4/tcp_htcp.c; Leith, Shorten, PFLDnet 2004",
+        params: htcp::PARAMS,
+        build: htcp::build,
+    },
+    CcSpec {
+        name: "westwood",
+        summary: "Westwood+: Reno probing; after a loss ssthresh = cwnd = bandwidth estimate x RTTmin",
+        source: "Linux net/ipv4/tcp_westwood.c; Grieco, Mascolo, CCR 2004",
+        params: westwood::PARAMS,
+        build: westwood::build,
+    },
+    CcSpec {
+        name: "hybla",
+        summary: "Hybla: slow start x2^rho and +rho^2 per RTT, rho = RTT/RTT0 (25 ms); Reno on loss",
+        source: "Linux net/ipv4/tcp_hybla.c; Caini, Firrincieli, IJSCN 2004",
+        params: hybla::PARAMS,
+        build: hybla::build,
+    },
+    CcSpec {
+        name: "illinois",
+        summary: "TCP-Illinois: loss-based AIMD, alpha 10..0.3 and beta 1/8..1/2 from the average queueing delay",
+        source: "Linux net/ipv4/tcp_illinois.c; Liu, Basar, Srikant, Perf. Eval. 2008",
+        params: illinois::PARAMS,
+        build: illinois::build,
     },
 ];
 
@@ -667,7 +741,7 @@ mod tests {
     fn build_rejects_bad_names_with_the_list() {
         let e = build(&CcConfig { name: "cubik".into(), params: BTreeMap::new() }, "f.cc").unwrap_err();
         assert_eq!(e.field, "f.cc.name");
-        assert!(e.msg.contains("registered: reno, newreno"), "{}", e.msg);
-        assert_eq!(build(&CcConfig::default(), "f").unwrap().name(), "reno");
+        assert!(e.msg.contains("registered: reno, newreno, cubic"), "{}", e.msg);
+        assert_eq!(build(&CcConfig::default(), "f").unwrap().name(), "cubic");
     }
 }

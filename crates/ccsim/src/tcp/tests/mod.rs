@@ -9,6 +9,12 @@ use pipe::{Action, Ev, Pipe, MS};
 
 const MSS: u64 = 1448;
 
+/// Linux defaults with the `reno` module: these tests script Reno's exact windows
+/// (Linux's default module is CUBIC).
+fn reno() -> TcpConfig {
+    TcpConfig { cc: crate::tcp::config::CcConfig { name: "reno".into(), params: Default::default() }, ..TcpConfig::default() }
+}
+
 fn seg(i: u64) -> u64 {
     i * MSS
 }
@@ -26,7 +32,7 @@ fn bulk(cfg: TcpConfig, n: u64, owd: u64, rate: Option<u64>) -> Pipe {
 fn slow_start_doubles_cwnd_each_rtt_from_iw10() {
     // 100 ms RTT, no serialization: each round's segments arrive together and each
     // ACK releases two segments (one for the ACKed segment, one for cwnd += 1).
-    let mut p = bulk(TcpConfig::default(), 1000, 50 * MS, None);
+    let mut p = bulk(reno(), 1000, 50 * MS, None);
     p.run_until(350 * MS);
     assert_eq!(p.tx_bursts(), vec![(0, 10), (100 * MS, 20), (200 * MS, 40), (300 * MS, 80)]);
     assert_eq!(p.s.state().cwnd, 80);
@@ -37,7 +43,7 @@ fn slow_start_doubles_cwnd_each_rtt_from_iw10() {
 fn cwnd_does_not_grow_while_application_limited() {
     // Two segments per RTT never fill cwnd = 10, nor half of it (Linux's slow-start
     // 2x rule in tcp_is_cwnd_limited), so the window must stay at IW.
-    let mut p = Pipe::new(TcpConfig::default(), 50 * MS, None);
+    let mut p = Pipe::new(reno(), 50 * MS, None);
     for k in 0..20 {
         p.write_at(k * 100 * MS + MS, 2 * MSS);
     }
@@ -45,7 +51,7 @@ fn cwnd_does_not_grow_while_application_limited() {
     assert_eq!(p.s.snd_una(), 40 * MSS);
     assert_eq!(p.s.state().cwnd, 10);
     // Contrast: six segments per RTT exceed half the window, so slow start goes on.
-    let mut q = Pipe::new(TcpConfig::default(), 50 * MS, None);
+    let mut q = Pipe::new(reno(), 50 * MS, None);
     for k in 0..3 {
         q.write_at(k * 100 * MS + MS, 6 * MSS);
     }
@@ -55,7 +61,7 @@ fn cwnd_does_not_grow_while_application_limited() {
 
 #[test]
 fn slow_start_after_idle_restarts_cwnd() {
-    let mut p = bulk(TcpConfig::default(), 70, 50 * MS, None);
+    let mut p = bulk(reno(), 70, 50 * MS, None);
     p.run_until(1000 * MS);
     assert_eq!(p.s.state().cwnd, 80, "grown to 80 by the first transfer");
     // Idle for 3 s (RTO = 300 ms): halved per RTO down to IW = 10.
@@ -68,7 +74,7 @@ fn slow_start_after_idle_restarts_cwnd() {
     let burst = p.tx_bursts();
     assert_eq!(*burst.last().unwrap(), (4000 * MS, 10));
 
-    let mut q = bulk(TcpConfig { slow_start_after_idle: false, ..Default::default() }, 70, 50 * MS, None);
+    let mut q = bulk(TcpConfig { slow_start_after_idle: false, ..reno() }, 70, 50 * MS, None);
     q.run_until(1000 * MS);
     q.write_at(4000 * MS, 30 * MSS);
     q.run_until(4050 * MS);
@@ -79,7 +85,7 @@ fn slow_start_after_idle_restarts_cwnd() {
 
 #[test]
 fn nagle_on_coalesces_small_writes_until_ack() {
-    let mut p = Pipe::new(TcpConfig::default(), 50 * MS, None);
+    let mut p = Pipe::new(reno(), 50 * MS, None);
     for k in 0..4 {
         p.write_at(k * MS, 100);
     }
@@ -90,7 +96,7 @@ fn nagle_on_coalesces_small_writes_until_ack() {
 
 #[test]
 fn nagle_off_sends_each_small_write_at_once() {
-    let mut p = Pipe::new(TcpConfig { nagle: false, ..Default::default() }, 50 * MS, None);
+    let mut p = Pipe::new(TcpConfig { nagle: false, ..reno() }, 50 * MS, None);
     for k in 0..4 {
         p.write_at(k * MS, 100);
     }
@@ -107,7 +113,7 @@ const RATE: Option<u64> = Some(12_000_000);
 
 #[test]
 fn single_drop_fast_retransmits_on_third_dupack_with_sack() {
-    let mut p = bulk(TcpConfig::default(), 100, 20 * MS, RATE);
+    let mut p = bulk(reno(), 100, 20 * MS, RATE);
     p.on(seg(20), 1, Action::Drop);
     p.run_until(5000 * MS);
     assert_eq!(p.s.snd_una(), 100 * MSS);
@@ -126,7 +132,7 @@ fn single_drop_fast_retransmits_on_third_dupack_with_sack() {
 
 #[test]
 fn two_drops_in_one_window_recover_in_one_episode_with_sack() {
-    let mut p = bulk(TcpConfig::default(), 100, 20 * MS, RATE);
+    let mut p = bulk(reno(), 100, 20 * MS, RATE);
     p.on(seg(20), 1, Action::Drop);
     p.on(seg(24), 1, Action::Drop);
     p.run_until(5000 * MS);
@@ -139,7 +145,7 @@ fn two_drops_in_one_window_recover_in_one_episode_with_sack() {
 
 #[test]
 fn lost_retransmission_is_detected_by_time_without_rto() {
-    let mut p = bulk(TcpConfig::default(), 200, 20 * MS, RATE);
+    let mut p = bulk(reno(), 200, 20 * MS, RATE);
     p.on(seg(20), 1, Action::Drop);
     p.on(seg(20), 2, Action::Drop);
     p.run_until(5000 * MS);
@@ -158,7 +164,7 @@ fn lost_retransmission_is_detected_by_time_without_rto() {
 
 #[test]
 fn newreno_without_sack_repairs_one_hole_per_rtt() {
-    let cfg = TcpConfig { sack: false, ..Default::default() };
+    let cfg = TcpConfig { sack: false, ..reno() };
     let mut p = bulk(cfg, 150, 20 * MS, RATE);
     for i in [20, 25, 30] {
         p.on(seg(i), 1, Action::Drop);
@@ -183,7 +189,7 @@ fn lost_tail_retransmission_times_out_with_exponential_backoff() {
     // lost. The last ACK that advanced arrives at 200 ms and arms RTO = srtt +
     // max(rttvar, 200 ms) = 300 ms; then 600 ms, then 1200 ms. (Tail loss probes
     // off: this is the RFC 6298 timer alone.)
-    let mut p = bulk(TcpConfig { tlp: false, ..Default::default() }, 20, 50 * MS, None);
+    let mut p = bulk(TcpConfig { tlp: false, ..reno() }, 20, 50 * MS, None);
     for n in 1..=3 {
         p.on(seg(19), n, Action::Drop);
     }
@@ -204,7 +210,7 @@ fn lost_loss_probe_of_the_last_segment_leads_to_rto_with_backoff() {
     // 200 ms = 400 ms, capped by the RTO (300 ms), so the probe replaces the first
     // RTO at 500 ms. The probe is lost; the RTO, re-armed when the probe left, fires
     // at 800 ms, and after backoff at 1400 ms.
-    let mut p = bulk(TcpConfig::default(), 20, 50 * MS, None);
+    let mut p = bulk(reno(), 20, 50 * MS, None);
     for n in 1..=3 {
         p.on(seg(19), n, Action::Drop);
     }
@@ -222,7 +228,7 @@ fn tail_loss_probe_repairs_a_lost_tail_without_rto() {
     // at 502 ms lets RACK mark 17 and 18 lost, and fast recovery repairs them. PRR
     // with nothing else in flight is packet conservation: one SACKed segment buys
     // one retransmission (17), whose ACK at 602 ms releases the next (18).
-    let mut p = bulk(TcpConfig::default(), 20, 50 * MS, None);
+    let mut p = bulk(reno(), 20, 50 * MS, None);
     for i in 17..20 {
         p.on(seg(i), 1, Action::Drop);
     }
@@ -236,7 +242,7 @@ fn tail_loss_probe_repairs_a_lost_tail_without_rto() {
 
 #[test]
 fn first_rto_without_rtt_sample_is_initial_rto() {
-    let mut p = bulk(TcpConfig { tlp: false, ..Default::default() }, 10, 50 * MS, None);
+    let mut p = bulk(TcpConfig { tlp: false, ..reno() }, 10, 50 * MS, None);
     for i in 0..10 {
         p.on(seg(i), 1, Action::Drop);
     }
@@ -249,7 +255,7 @@ fn first_rto_without_rtt_sample_is_initial_rto() {
 
 #[test]
 fn ece_reduces_cwnd_once_per_window_and_sets_cwr_once() {
-    let cfg = TcpConfig { ecn: true, ..Default::default() };
+    let cfg = TcpConfig { ecn: true, ..reno() };
     let mut p = bulk(cfg, 400, 20 * MS, RATE);
     for i in [30, 31, 32] {
         p.on(seg(i), 1, Action::MarkCe);
@@ -272,7 +278,7 @@ fn ece_reduces_cwnd_once_per_window_and_sets_cwr_once() {
 fn dsack_for_spurious_retransmission_undoes_the_reduction() {
     // Segment 20 is held back 200 ms: the sender retransmits it after three SACKs,
     // the retransmission fills the hole, and the late original produces a DSACK.
-    let mut p = bulk(TcpConfig::default(), 150, 20 * MS, RATE);
+    let mut p = bulk(reno(), 150, 20 * MS, RATE);
     p.on(seg(20), 1, Action::Delay(200 * MS));
     p.run_until(5000 * MS);
     assert_eq!(p.rtx().len(), 1);
@@ -293,7 +299,7 @@ fn spurious_rto_is_undone_by_timestamps() {
     // ms echoing the original's 100 ms timestamp, older than the retransmission, so
     // Linux's Eifel check (`tcp_packet_delayed` in `tcp_try_undo_loss`) undoes the
     // reduction on that very ACK.
-    let mut p = bulk(TcpConfig { tlp: false, ..Default::default() }, 40, 50 * MS, None);
+    let mut p = bulk(TcpConfig { tlp: false, ..reno() }, 40, 50 * MS, None);
     for i in 10..30 {
         p.on(seg(i), 1, Action::Delay(250 * MS));
     }
@@ -318,7 +324,7 @@ fn frto_detects_spurious_rto_when_retransmission_beats_the_original() {
     // data (30, 31) instead of retransmitting 11; the ACK at 600 ms acknowledges
     // segment 11, never retransmitted, so the timeout was spurious: undo. DSACK is off
     // so that F-RTO alone decides.
-    let cfg = TcpConfig { tlp: false, dsack: false, ..Default::default() };
+    let cfg = TcpConfig { tlp: false, dsack: false, ..reno() };
     let mut p = bulk(cfg.clone(), 40, 50 * MS, None);
     for i in 10..30 {
         p.on(seg(i), 1, Action::Delay(400 * MS));
@@ -346,7 +352,7 @@ fn frto_detects_spurious_rto_when_retransmission_beats_the_original() {
 
 #[test]
 fn prr_sends_about_half_the_window_during_recovery() {
-    let mut p = bulk(TcpConfig::default(), 300, 20 * MS, RATE);
+    let mut p = bulk(reno(), 300, 20 * MS, RATE);
     p.on(seg(40), 1, Action::Drop);
     p.run_until(5000 * MS);
     let rtx_t = p.rtx()[0].0;
@@ -361,7 +367,7 @@ fn prr_sends_about_half_the_window_during_recovery() {
 
 #[test]
 fn rate_halving_recovers_without_rto_and_ends_at_or_below_ssthresh() {
-    let cfg = TcpConfig { recovery: RecoveryMode::RateHalving, ..Default::default() };
+    let cfg = TcpConfig { recovery: RecoveryMode::RateHalving, ..reno() };
     let mut p = bulk(cfg, 300, 20 * MS, RATE);
     p.on(seg(40), 1, Action::Drop);
     p.run_until(5000 * MS);
@@ -376,7 +382,7 @@ fn rate_halving_recovers_without_rto_and_ends_at_or_below_ssthresh() {
 
 #[test]
 fn receive_window_limits_the_flight() {
-    let mut p = bulk(TcpConfig::default(), 40, 50 * MS, None);
+    let mut p = bulk(reno(), 40, 50 * MS, None);
     p.r.rwnd = 5 * MSS;
     p.run_until(1000 * MS);
     // The first flight uses the assumed initial window (IW = 10); afterwards the
@@ -386,7 +392,7 @@ fn receive_window_limits_the_flight() {
 
 #[test]
 fn closed_window_is_probed_and_reopening_resumes_sending() {
-    let mut p = bulk(TcpConfig::default(), 20, 50 * MS, None);
+    let mut p = bulk(reno(), 20, 50 * MS, None);
     p.r.rwnd = 0;
     p.set_rwnd_at(200 * MS, 64 << 20);
     p.run_until(2000 * MS);
@@ -401,7 +407,7 @@ fn closed_window_is_probed_and_reopening_resumes_sending() {
 
 #[test]
 fn pacing_spreads_segments_after_the_first_ten() {
-    let cfg = TcpConfig { pacing: true, ..Default::default() };
+    let cfg = TcpConfig { pacing: true, ..reno() };
     let mut p = bulk(cfg, 100, 50 * MS, None);
     p.run_until(400 * MS);
     let bursts = p.tx_bursts();
@@ -458,7 +464,7 @@ impl crate::tcp::cc::CongAvoid for Recorder {
 fn cc_hooks_fire_in_linux_order_with_set_state_before_the_change() {
     let log = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
     let cc = crate::tcp::cc::AnyCc::CustomAvoid(Box::new(Recorder { log: log.clone() }));
-    let mut p = Pipe::with_cc(TcpConfig::default(), cc, 20 * MS, RATE);
+    let mut p = Pipe::with_cc(reno(), cc, 20 * MS, RATE);
     p.write_at(0, 100 * MSS);
     p.on(seg(20), 1, Action::Drop);
     p.run_until(5000 * MS);
@@ -494,7 +500,7 @@ fn random_loss_and_reordering_always_complete_with_consistent_counters() {
             ecn: seed % 2 == 0,
             tlp: seed % 5 != 2,
             frto: seed % 7 != 3,
-            ..Default::default()
+            ..reno()
         };
         let n = 300;
         let mut p = bulk(cfg, n, 10 * MS, Some(20_000_000));
@@ -527,7 +533,7 @@ fn random_loss_and_reordering_always_complete_with_consistent_counters() {
 #[test]
 fn same_scenario_gives_identical_event_log() {
     let run = || {
-        let mut p = bulk(TcpConfig::default(), 200, 20 * MS, RATE);
+        let mut p = bulk(reno(), 200, 20 * MS, RATE);
         p.on(seg(20), 1, Action::Drop);
         p.on(seg(50), 1, Action::Drop);
         p.on(seg(20), 2, Action::Drop);
@@ -543,7 +549,7 @@ fn perf_large_window_with_losses() {
     use rand::{Rng as _, SeedableRng};
     let mut rng = crate::rng::Rng::seed_from_u64(7);
     let n = 200_000;
-    let mut p = bulk(TcpConfig { sndbuf_bytes: 1 << 40, ..Default::default() }, n, 25 * MS, Some(1_000_000_000));
+    let mut p = bulk(TcpConfig { sndbuf_bytes: 1 << 40, ..reno() }, n, 25 * MS, Some(1_000_000_000));
     for i in 0..n {
         if rng.random::<f64>() < 0.001 {
             p.on(seg(i), 1, Action::Drop);
@@ -558,7 +564,7 @@ fn perf_large_window_with_losses() {
 #[ignore]
 fn perf_huge_window_single_loss() {
     let n = 100_000;
-    let mut p = bulk(TcpConfig { sndbuf_bytes: 1 << 40, ..Default::default() }, n, 25 * MS, Some(1_000_000_000));
+    let mut p = bulk(TcpConfig { sndbuf_bytes: 1 << 40, ..reno() }, n, 25 * MS, Some(1_000_000_000));
     p.on(seg(30_000), 1, Action::Drop);
     p.on(seg(30_500), 1, Action::Drop);
     let t0 = std::time::Instant::now();
