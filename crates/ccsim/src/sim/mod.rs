@@ -494,6 +494,15 @@ impl Simulation {
             .collect()
     }
 
+    /// The TCP sender of flow `flow` (index in the config), for tests and tools that
+    /// inspect congestion-control state after a run; `None` for UDP flows.
+    pub fn tcp_sender(&self, flow: usize) -> Option<&crate::tcp::TcpSender> {
+        match &self.flows.get(flow)?.transport {
+            Transport::Tcp(t) => Some(&t.snd),
+            Transport::Udp { .. } => None,
+        }
+    }
+
     /// Total packets serialised on `link` so far.
     pub fn link_tx_pkts(&self, name: &str) -> Option<u64> {
         self.links.iter().find(|l| l.name == name).map(|l| l.tx_pkts)

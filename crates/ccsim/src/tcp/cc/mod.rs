@@ -31,6 +31,7 @@
 //! segments, RTTs in microseconds, rates in bytes per second.
 
 pub mod reno;
+pub mod vegas;
 
 use crate::error::ConfigError;
 use crate::rng::Rng;
@@ -374,6 +375,7 @@ macro_rules! any_cc {
 
 any_cc! {
     Reno(reno::Reno) => avoid,
+    Vegas(vegas::Vegas) => avoid,
 }
 
 impl AnyCc {
@@ -436,6 +438,13 @@ static REGISTRY: &[CcSpec] = &[
         source: "Linux net/ipv4/tcp_cong.c tcp_reno_*",
         params: reno::PARAMS,
         build: reno::build,
+    },
+    CcSpec {
+        name: "vegas",
+        summary: "delay-based: keep alpha..beta segments queued, one cwnd step per RTT",
+        source: "Linux net/ipv4/tcp_vegas.c; Brakmo & Peterson, JSAC 1995",
+        params: vegas::PARAMS,
+        build: vegas::build,
     },
 ];
 

@@ -1,0 +1,151 @@
+//! Delay-based and model-based congestion control through the whole engine: Vegas
+//! (Wei thesis Theorem 2.1.5), FAST (Theorems 2.2.3.1-2), BBR, DCTCP, Compound.
+
+mod common;
+use ccsim::config::*;
+use ccsim::qdisc::DropRule;
+use ccsim::tcp::TcpConfig;
+use common::*;
+
+fn tcp_flow(name: &str, src: &str, dst: &str, cfg: TcpConfig) -> FlowConfig {
+    FlowConfig {
+        name: name.into(),
+        src: src.into(),
+        dst: dst.into(),
+        transport: TransportConfig::Tcp(cfg),
+        app: AppConfig::Bulk { bytes: None },
+        start_ns: 0,
+        stop_ns: None,
+    }
+}
+
+fn cc(name: &str, params: &[(&str, serde_json::Value)]) -> TcpConfig {
+    let mut c = TcpConfig::default();
+    c.cc.name = name.into();
+    for (k, v) in params {
+        c.cc.params.insert(k.to_string(), v.clone());
+    }
+    c
+}
+
+fn dumbbell(pairs: u32, rate_bps: u64, one_way_ns: u64, queue: ccsim::qdisc::QdiscConfig) -> TopologyConfig {
+    TopologyConfig::Dumbbell {
+        pairs,
+        bottleneck: BottleneckConfig {
+            down: link(rate_bps, one_way_ns, queue),
+            up: link(rate_bps, one_way_ns, droptail(100_000, DropRule::Packets)),
+        },
+        access: AccessConfig::default(),
+    }
+}
+
+/// Wire bytes of a full segment: 1448 payload + 52 header.
+const PKT: f64 = 1500.0;
+
+/// `(c, d, cd)`: capacity in packets/s, propagation RTT in s as the thesis defines it
+/// (it includes the 1/c transmission time of the data packet, §2.1 assumption 2; we also
+/// add the ACK's transmission time on the reverse link and the four 10 Gbit/s access
+/// hops, all small), and their product in packets.
+fn path(rate_bps: u64, one_way_ns: u64) -> (f64, f64, f64) {
+    let c = rate_bps as f64 / (PKT * 8.0);
+    let d = 2.0 * one_way_ns as f64 / 1e9
+        + PKT * 8.0 / rate_bps as f64
+        + 52.0 * 8.0 / rate_bps as f64
+        + 2.0 * (PKT + 52.0) * 8.0 / 10e9;
+    (c, d, c * d)
+}
+
+/// Samples of flow `f`'s cwnd after `from_ns`.
+fn cwnd_after(sim: &ccsim::Simulation, f: u32, from_ns: u64) -> Vec<f64> {
+    let s = &sim.traces.state;
+    (0..s.t.len()).filter(|&i| s.flow[i] == f && s.t[i] >= from_ns).map(|i| s.cwnd_pkts[i]).collect()
+}
+
+/// Backlog samples (packets, waiting and in service) of the bottleneck after `from_ns`.
+fn queue_after(sim: &ccsim::Simulation, from_ns: u64) -> Vec<u32> {
+    let id = sim.link_names().iter().position(|n| n == "bottleneck_down").unwrap() as u32;
+    let q = &sim.traces.queue;
+    (0..q.t.len()).filter(|&i| q.link[i] == id && q.t[i] >= from_ns).map(|i| q.backlog_pkts[i]).collect()
+}
+
+fn min_max<T: PartialOrd + Copy>(v: &[T]) -> (T, T) {
+    let mut lo = v[0];
+    let mut hi = v[0];
+    for &x in v {
+        if x < lo {
+            lo = x;
+        }
+        if x > hi {
+            hi = x;
+        }
+    }
+    (lo, hi)
+}
+
+// ------------------------------------------------------------------------------ Vegas
+
+/// Wei thesis Theorem 2.1.5: one Vegas flow with `alpha*d > 1` ends with
+/// `cd + alpha*d - 1 < w < cd + alpha*d + 1` and backlog `alpha*d - 1 < b < alpha*d + 1`.
+///
+/// Mapping. The thesis's response compares `w/d - w/D` (packets/s) with one threshold
+/// `alpha` (its footnote: alpha = beta), so `alpha*d` is the number of packets the flow
+/// keeps queued. Linux compares the integer `diff = cwnd*(rtt - baseRTT)/baseRTT` with
+/// `alpha` and `beta` (packets). We set Linux `alpha = beta = A` and read the theorem
+/// with `alpha*d = A` and `d = baseRTT`, the propagation RTT including the packet's own
+/// transmission time (the thesis pins baseRTT to it, §2.3; here baseRTT is measured, and
+/// the first packet sees an empty queue). The backlog `b` is the packets waiting ahead
+/// of an arrival, which is what the queue trace samples (the packet in service is part
+/// of `cd`). The thesis assumes one ACK per packet: `delayed_ack = false`.
+///
+/// Where modern Linux differs (measured here, and why): the theorem's controller decides
+/// on the RTT of the first packet sent after the previous decision. Linux decides on
+/// the *minimum* RTT of the round, whose packets were mostly sent under the window
+/// before the previous decision, so the loop has one extra round of delay and settles
+/// into a 4-round cycle over three windows `w*, w*+1, w*+2, w*+1` instead of two
+/// (10 Mbit/s, 40 ms RTT: cd = 34.4, A = 3, cwnd 37..39, mean 38.0; backlog 2..5,
+/// mean 3.7). When the fixed point is hit exactly (`diff == A`) the window stops
+/// (12 Mbit/s, 80 ms RTT, A = 4: cwnd 85, backlog 4). The 2.6.16 Vegas the thesis ran compared against the previous round's cwnd
+/// (`beg_snd_cwnd`), which removed that delay. So we check the theorem's bounds on the
+/// time averages, and on the samples with the one packet the extra delay adds on top.
+/// Also, Linux's truncating `diff` equals `b*D/d = b + b^2/(cd)`, not `b`, which moves
+/// the fixed point down by less than a packet while `cd > A^2`.
+#[test]
+fn vegas_single_flow_settles_where_wei_theorem_2_1_5_says() {
+    for (rate, owd, a) in [(10_000_000u64, 20 * MS, 3i64), (12_000_000, 40 * MS, 4), (4_000_000, 10 * MS, 2)] {
+        let (_c, _d, cd) = path(rate, owd);
+        let mut t = cc("vegas", &[("alpha", a.into()), ("beta", a.into())]);
+        t.delayed_ack = false;
+        // Vegas leaves slow start late (the same lagged minimum RTT) and then comes down
+        // one segment per RTT: give it 80 s, measure the last 20 s.
+        let dur = 100 * SEC;
+        let cfg = config(
+            1,
+            dur,
+            dumbbell(1, rate, owd, droptail(100_000, DropRule::Packets)),
+            vec![tcp_flow("v", "srv0", "cli0", t)],
+        );
+        let sim = run(&cfg);
+        let a = a as f64;
+        let w = cwnd_after(&sim, 0, 80 * SEC);
+        let q = queue_after(&sim, 80 * SEC);
+        let (wlo, whi) = min_max(&w);
+        let (qlo, qhi) = min_max(&q);
+        let wm = w.iter().sum::<f64>() / w.len() as f64;
+        let qm = q.iter().sum::<u32>() as f64 / q.len() as f64;
+        println!(
+            "{} Mbit/s, one-way {} ms, A = {a}: cd = {cd:.2}; cwnd {wlo}..{whi} mean {wm:.2} (theorem: {:.2}..{:.2}); backlog {qlo}..{qhi} mean {qm:.2}",
+            rate / 1_000_000,
+            owd / MS,
+            cd + a - 1.0,
+            cd + a + 1.0
+        );
+        assert!(wm > cd + a - 1.0 && wm < cd + a + 1.0, "mean cwnd {wm}, cd + A = {:.2}", cd + a);
+        assert!(qm > a - 1.0 && qm < a + 1.0, "mean backlog {qm}, A = {a}");
+        assert!(
+            wlo > cd + a - 1.0 && whi < cd + a + 2.0 && whi - wlo <= 2.0,
+            "cwnd {wlo}..{whi}, cd + A = {:.2}",
+            cd + a
+        );
+        assert!(qlo as f64 >= a - 2.0 && (qhi as f64) <= a + 2.0, "backlog {qlo}..{qhi}, A = {a}");
+    }
+}
