@@ -30,6 +30,7 @@
 //! Units follow Linux where an algorithm's integer arithmetic depends on them: cwnd in
 //! segments, RTTs in microseconds, rates in bytes per second.
 
+pub mod fast;
 pub mod reno;
 pub mod vegas;
 
@@ -376,6 +377,7 @@ macro_rules! any_cc {
 any_cc! {
     Reno(reno::Reno) => avoid,
     Vegas(vegas::Vegas) => avoid,
+    Fast(fast::Fast) => avoid,
 }
 
 impl AnyCc {
@@ -445,6 +447,13 @@ static REGISTRY: &[CcSpec] = &[
         source: "Linux net/ipv4/tcp_vegas.c; Brakmo & Peterson, JSAC 1995",
         params: vegas::PARAMS,
         build: vegas::build,
+    },
+    CcSpec {
+        name: "fast",
+        summary: "FAST TCP: w <- min(2w, (1-gamma)w + gamma(baseRTT/RTT w + alpha)) per RTT",
+        source: "Wei, Caltech PhD thesis 2007, Algorithm 2 / Eq. 2.24; Jin, Wei, Low, INFOCOM 2004",
+        params: fast::PARAMS,
+        build: fast::build,
     },
 ];
 
