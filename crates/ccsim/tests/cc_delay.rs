@@ -198,3 +198,53 @@ fn fast_flows_converge_to_alpha_proportional_windows() {
     assert!((total - (alpha + cd)).abs() < 0.03 * (alpha + cd), "W = {total:.2}");
     assert!((qm - alpha).abs() < 0.1 * alpha, "queue {qm:.2}");
 }
+
+// -------------------------------------------------------------------------------- BBR
+
+/// One BBR flow, 100 Mbit/s, 40 ms RTT, lossless 4-BDP drop-tail buffer.
+#[test]
+fn bbr_fills_the_pipe_with_a_small_standing_queue_and_cycles_through_its_states() {
+    use ccsim::tcp::cc::bbr::Mode;
+    use ccsim::tcp::cc::AnyCc;
+    let (rate, owd) = (100_000_000u64, 20 * MS);
+    let bdp = rate as f64 * 0.04 / 8.0 / PKT; // 333 packets
+    let limit = (4.0 * bdp).ceil() as u64;
+    let dur = 12 * SEC;
+    let cfg = config(
+        1,
+        dur,
+        dumbbell(1, rate, owd, droptail(limit, DropRule::Packets)),
+        vec![tcp_flow("b", "srv0", "cli0", cc("bbr", &[]))],
+    );
+    let sim = run(&cfg);
+    let s = &sim.flow_summaries()[0];
+    assert_eq!(s.pkts_dropped, 0, "lossless");
+
+    // Utilisation of the bottleneck from 2 s on (after startup and drain), PROBE_RTT
+    // included: data delivered, in wire bytes.
+    let st = &sim.traces.state;
+    let at = |t: u64| (0..st.t.len()).find(|&i| st.t[i] >= t).map(|i| st.delivered_pkts[i]).unwrap();
+    let pkts = at(dur - 10 * MS) - at(2 * SEC);
+    let util = pkts as f64 * PKT * 8.0 / ((dur - 10 * MS - 2 * SEC) as f64 / 1e9 * rate as f64);
+    let mut q = queue_after(&sim, 2 * SEC);
+    let qm = q.iter().sum::<u32>() as f64 / q.len() as f64;
+    q.sort_unstable();
+    let (q10, q50, q99) = (q[q.len() / 10], q[q.len() / 2], q[q.len() * 99 / 100]);
+    let AnyCc::Bbr(b) = sim.tcp_sender(0).unwrap().cc() else { panic!("not bbr") };
+    let log: Vec<(f64, Mode)> = b.mode_log().iter().map(|&(t, m)| (t as f64 / 1e9, m)).collect();
+    println!(
+        "utilisation {util:.4}; queue mean {qm:.1}, p10 {q10}, p50 {q50}, p99 {q99} (BDP {bdp:.0}); modes {log:?}"
+    );
+    assert!(util >= 0.95, "utilisation {util}");
+    assert!((q10 as f64) < bdp && qm < bdp && (q99 as f64) < bdp, "standing queue p10 {q10} mean {qm}");
+    let modes: Vec<Mode> = log.iter().map(|&(_, m)| m).collect();
+    assert_eq!(&modes[..3], &[Mode::Startup, Mode::Drain, Mode::ProbeBw]);
+    assert!(log[1].0 < 1.0 && log[2].0 < 1.5, "startup and drain end within ~20 RTTs: {log:?}");
+    // The first PROBE_RTT comes once the min-RTT estimate is 10 s old (it was last
+    // refreshed in startup) and lasts 200 ms plus a round trip.
+    let i = modes.iter().position(|&m| m == Mode::ProbeRtt).expect("a probe_rtt");
+    assert!(log[i].0 > 10.0 && log[i].0 < 11.0, "{log:?}");
+    assert_eq!(modes.get(i + 1), Some(&Mode::ProbeBw));
+    let held = log[i + 1].0 - log[i].0;
+    assert!(held > 0.2 && held < 0.35, "probe_rtt lasted {held}");
+}

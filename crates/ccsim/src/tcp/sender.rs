@@ -1562,9 +1562,16 @@ impl TcpSender {
 
     fn with_cc<R>(&mut self, f: impl FnOnce(&mut AnyCc, &mut CcContext<'_>) -> R) -> R {
         self.sync_sk();
+        let app_limited = self.sk.app_limited;
         let mut cx = CcContext { now: self.now, sk: &mut self.sk, rng: &mut self.rng };
         let r = f(&mut self.cc, &mut cx);
         self.sk.cwnd = self.sk.cwnd.max(1);
+        // BBR's PROBE_RTT marks the socket application-limited (`tp->app_limited = ...`
+        // in `bbr_update_min_rtt`) so that its low-rate samples do not enter the
+        // bandwidth filter: a CC's write to `app_limited` reaches the rate sampler.
+        if self.sk.app_limited != app_limited {
+            self.rate.app_limited = self.sk.app_limited;
+        }
         r
     }
 

@@ -30,6 +30,7 @@
 //! Units follow Linux where an algorithm's integer arithmetic depends on them: cwnd in
 //! segments, RTTs in microseconds, rates in bytes per second.
 
+pub mod bbr;
 pub mod fast;
 pub mod reno;
 pub mod vegas;
@@ -378,6 +379,7 @@ any_cc! {
     Reno(reno::Reno) => avoid,
     Vegas(vegas::Vegas) => avoid,
     Fast(fast::Fast) => avoid,
+    Bbr(bbr::Bbr) => control,
 }
 
 impl AnyCc {
@@ -454,6 +456,13 @@ static REGISTRY: &[CcSpec] = &[
         source: "Wei, Caltech PhD thesis 2007, Algorithm 2 / Eq. 2.24; Jin, Wei, Low, INFOCOM 2004",
         params: fast::PARAMS,
         build: fast::build,
+    },
+    CcSpec {
+        name: "bbr",
+        summary: "BBR v1: pace at the max delivery rate, cap in-flight at 2 BDP, probe RTT every 10 s",
+        source: "Linux net/ipv4/tcp_bbr.c; Cardwell et al., ACM Queue 2016",
+        params: bbr::PARAMS,
+        build: bbr::build,
     },
 ];
 
