@@ -248,3 +248,67 @@ fn bbr_fills_the_pipe_with_a_small_standing_queue_and_cycles_through_its_states(
     let held = log[i + 1].0 - log[i].0;
     assert!(held > 0.2 && held < 0.35, "probe_rtt lasted {held}");
 }
+
+// ------------------------------------------------------------------------------ DCTCP
+
+/// One DCTCP flow through a step-marking queue (RED on the instantaneous queue,
+/// `w_q` = 1, with `min_th = K - 1`, `max_th = K`, ECN: our RED wants `max_th > min_th`,
+/// and on integer backlogs this marks exactly the packets that find K or more ahead): alpha tracks the fraction of marked
+/// packets and the queue oscillates around K without drops.
+#[test]
+fn dctcp_alpha_tracks_the_marked_fraction_and_the_queue_sits_at_k() {
+    use ccsim::qdisc::{QdiscConfig, RedConfig, RedUnit};
+    use ccsim::tcp::cc::AnyCc;
+    let (rate, owd, k) = (100_000_000u64, 5 * MS, 20.0);
+    let red = QdiscConfig::Red(RedConfig {
+        limit: 1000 * 1500,
+        unit: RedUnit::Packets,
+        min_th: Some(k - 1.0),
+        max_th: Some(k),
+        max_p: 1.0,
+        w_q: Some(1.0),
+        ecn: true,
+        ..Default::default()
+    });
+    let mut t = cc("dctcp", &[]);
+    t.ecn = true;
+    let dur = 30 * SEC;
+    let sim = run(&config(1, dur, dumbbell(1, rate, owd, red), vec![tcp_flow("d", "srv0", "cli0", t)]));
+    let s = &sim.flow_summaries()[0];
+    let AnyCc::Dctcp(d) = sim.tcp_sender(0).unwrap().cc() else { panic!("not dctcp") };
+    let (windows, mean_alpha, mean_f) = d.window_stats();
+    let q = queue_after(&sim, 2 * SEC);
+    let (qlo, qhi) = min_max(&q);
+    let qm = q.iter().sum::<u32>() as f64 / q.len() as f64;
+    let util = sim.link_tx_pkts("bottleneck_down").unwrap() as f64 * PKT * 8.0 / (dur as f64 / 1e9 * rate as f64);
+    let (_c, _d, cd) = path(rate, owd);
+    println!(
+        "{windows} windows: mean alpha {mean_alpha:.4}, mean F {mean_f:.4}, final alpha {:.4} (sqrt(2/(cd+K)) = {:.4}); \
+         queue {qlo}..{qhi} mean {qm:.1} (K = {k}); utilisation {util:.4}; drops {}, ecn cuts {}",
+        d.alpha() as f64 / 1024.0,
+        (2.0 / (cd + k)).sqrt(),
+        s.pkts_dropped,
+        sim.tcp_sender(0).unwrap().stats().ecn_reductions
+    );
+    assert_eq!(s.pkts_dropped, 0);
+    assert!(windows > 500);
+    // Summing the EWMA a_n = (1-g) a_{n-1} + g F_n over N windows gives exactly
+    // mean(a) - mean(F) = (1-g)/g (a_0 - a_N)/N: the only gap between the two means is
+    // the start from alpha_on_init = 1, plus Linux's fixed point: with g = 1/16 the
+    // decrement `alpha >> 4` truncates, so a steady alpha only satisfies
+    // floor(alpha*1024/16) = floor(64 F), a band of 1/64 above F (measured: 0.0047).
+    let a_n = d.alpha() as f64 / 1024.0;
+    let start_term = 15.0 * (1.0 - a_n) / windows as f64;
+    println!("mean alpha - mean F = {:.4}, start-up term {start_term:.4}", mean_alpha - mean_f);
+    let gap = mean_alpha - mean_f - start_term;
+    assert!((-0.002..1.0 / 64.0).contains(&gap), "alpha {mean_alpha} vs F {mean_f}");
+    assert!(mean_f > 0.02 && mean_f < 0.5);
+    // Alizadeh et al. (SIGCOMM 2010, §3.3) for N = 1 flow: the queue peaks at K + N
+    // and the sawtooth's amplitude is A = (cd + K) alpha / 2 = sqrt((cd + K)/2) (7.2
+    // packets here). Measured: 11..22, mean 16.8 with K = 20. The +2 and -3 allow for
+    // the ACK clock's one-segment steps and for delayed ACKs.
+    let amp = ((cd + k) / 2.0).sqrt();
+    assert!((qhi as f64) <= k + 2.0 && (qlo as f64) >= k - amp - 3.0, "queue {qlo}..{qhi}, A = {amp:.1}");
+    assert!(qm > k - amp && qm < k, "queue mean {qm}");
+    assert!(util > 0.97, "utilisation {util}");
+}

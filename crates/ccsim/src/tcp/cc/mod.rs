@@ -31,6 +31,7 @@
 //! segments, RTTs in microseconds, rates in bytes per second.
 
 pub mod bbr;
+pub mod dctcp;
 pub mod fast;
 pub mod reno;
 pub mod vegas;
@@ -380,6 +381,7 @@ any_cc! {
     Vegas(vegas::Vegas) => avoid,
     Fast(fast::Fast) => avoid,
     Bbr(bbr::Bbr) => control,
+    Dctcp(dctcp::Dctcp) => avoid,
 }
 
 impl AnyCc {
@@ -463,6 +465,13 @@ static REGISTRY: &[CcSpec] = &[
         source: "Linux net/ipv4/tcp_bbr.c; Cardwell et al., ACM Queue 2016",
         params: bbr::PARAMS,
         build: bbr::build,
+    },
+    CcSpec {
+        name: "dctcp",
+        summary: "DCTCP: cut cwnd by alpha/2 per window of ECN marks, alpha = EWMA of the marked fraction",
+        source: "Linux net/ipv4/tcp_dctcp.c; RFC 8257",
+        params: dctcp::PARAMS,
+        build: dctcp::build,
     },
 ];
 
