@@ -31,6 +31,7 @@
 //! segments, RTTs in microseconds, rates in bytes per second.
 
 pub mod bbr;
+pub mod compound;
 pub mod dctcp;
 pub mod fast;
 pub mod reno;
@@ -382,6 +383,7 @@ any_cc! {
     Fast(fast::Fast) => avoid,
     Bbr(bbr::Bbr) => control,
     Dctcp(dctcp::Dctcp) => avoid,
+    Compound(compound::Compound) => avoid,
 }
 
 impl AnyCc {
@@ -472,6 +474,13 @@ static REGISTRY: &[CcSpec] = &[
         source: "Linux net/ipv4/tcp_dctcp.c; RFC 8257",
         params: dctcp::PARAMS,
         build: dctcp::build,
+    },
+    CcSpec {
+        name: "compound",
+        summary: "Compound TCP: Reno window + delay-based dwnd that grows while < gamma packets queue",
+        source: "Tan, Song, Zhang, Sridharan, INFOCOM 2006 (the Windows CTCP design)",
+        params: compound::PARAMS,
+        build: compound::build,
     },
 ];
 
