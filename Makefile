@@ -9,7 +9,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.ccbench-installed
 
-.PHONY: setup build demo test test-rust test-python bench clean
+.PHONY: setup build demo test test-rust test-python system-deps bench clean
 
 setup: $(STAMP)
 
@@ -18,6 +18,7 @@ $(STAMP): pyproject.toml Cargo.toml Cargo.lock $(shell find crates -name '*.rs' 
 	$(PY) -m pip install -q --upgrade pip maturin
 	VIRTUAL_ENV=$(abspath $(VENV)) PATH=$(abspath $(VENV))/bin:$$PATH \
 		$(VENV)/bin/maturin develop --release --extras test -q
+	cargo build --release -p ccemu -p ccprobe
 	@touch $(STAMP)
 
 build: setup
@@ -25,10 +26,13 @@ build: setup
 demo: setup
 	$(VENV)/bin/ccbench run examples/adsl1_voip.toml --out runs/demo
 
-test: setup test-rust test-python
+test: setup system-deps test-rust test-python
+
+system-deps:
+	./scripts/system-deps.sh
 
 test-rust:
-	cargo test -p ccsim
+	cargo test -p ccsim -p ccemu -p ccprobe
 
 test-python: setup
 	$(PY) -m pytest -q

@@ -223,8 +223,23 @@ def test_theta_and_n_delta():
     # switches for the printed readings: absolute N_delta in bit/s, signed N_eps test
     nd_abs = n_delta(res, 0.05 * theta[9_999], relative=False)
     assert nd_abs == n_delta(res, 0.05)
-    assert find_n_eps(res.mean_s, 1e-12, "signed") == 3     # fires during slow start
-    assert transfer_time(params, 10_000, early_stop=True, eps_test="signed").n_computed == 3
+    assert find_n_eps(res.mean_s, 1e-12, "signed", eps_run=1) == 3     # fires during slow start
+    assert transfer_time(params, 10_000, early_stop=True, eps_test="signed", eps_run=1).n_computed == 3
+
+
+def test_single_eps_test_fires_at_a_turning_point():
+    """psi_n has a minimum after slow start; the paper's single test (eps_run=1) stops there."""
+    params = WeigleParams(protocol="srf", semantics="printed", loss=1e-4, rtt_s=0.1, t0_s=1.0, w_max=1000,
+                          rate_bps=1e9)
+    full = transfer_time(params, 10_000)
+    n1 = find_n_eps(full.mean_s, 1e-12, eps_run=1)
+    assert n1 is not None and 900 < n1 < 1100
+    assert find_n_eps(full.mean_s, 1e-12) is None          # default eps_run=10 does not fire
+    es = transfer_time(params, 10_000, early_stop=True, eps_run=1)
+    assert es.n_eps == n1
+    assert abs(es.mean_at(10_000) / full.mean_at(10_000) - 1) > 0.05   # premature stop is badly off
+    with pytest.raises(ValueError, match="eps_run"):
+        transfer_time(params, 10, eps_run=0)
 
 
 # --------------------------------------------------------------------------------------

@@ -64,6 +64,8 @@ pub struct Logs {
     pub pkts_tx: u64,
     pub pkts_dropped: u64,
     pub pkts_marked: u64,
+    /// The thread runs SCHED_FIFO (asked for with `--rt-prio` and granted).
+    pub realtime: bool,
 }
 
 const MAX_ERRORS: usize = 50_000_000;
@@ -182,8 +184,10 @@ fn handle(d: &mut Direction, pool: &mut Pool, logs: &mut Logs, out: &mut Vec<Out
             Out::Deliver { idx, at } => {
                 let n = pool.lens[idx as usize] as usize;
                 let buf = &pool.bufs[idx as usize];
-                let r = unsafe { libc::write(d.out_fd, buf.as_ptr() as *const libc::c_void, n) };
+                // The departure is the moment the packet is handed to the receiving
+                // side's kernel (the write itself runs that kernel's receive path).
                 let t = sys::mono_ns();
+                let r = unsafe { libc::write(d.out_fd, buf.as_ptr() as *const libc::c_void, n) };
                 if r < 0 {
                     logs.write_errors += 1;
                 } else {

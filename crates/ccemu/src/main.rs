@@ -18,7 +18,7 @@ use ccemu::packet::FlowSpec;
 use ccemu::pipe::Pipe;
 use ccemu::probe::{self, ProbeArgs};
 use ccemu::{addr_pair, sys};
-use ccsim::config::{Jitter, SimConfig, SizeDist, TopologyConfig};
+use ccsim::config::{SimConfig, TopologyConfig};
 use ccsim::qdisc::AnyQdisc;
 use std::collections::HashMap;
 use std::io::{self, BufRead, Write};
@@ -89,18 +89,6 @@ fn check() {
     println!("{j}");
 }
 
-fn jitter_arg(s: &str) -> Jitter {
-    let (k, v) = s.split_once(':').unwrap_or((s, ""));
-    let n = || v.parse::<u64>().unwrap_or_else(|_| die(format!("--jitter {s}: bad parameter")));
-    match k {
-        "none" => Jitter::None,
-        "normal" => Jitter::Normal { sd_ns: n() },
-        "exponential" => Jitter::Exponential,
-        "uniform" => Jitter::Uniform { width_ns: n() },
-        _ => die(format!("--jitter {s}: accepted none, normal:SD_NS, exponential, uniform:WIDTH_NS")),
-    }
-}
-
 fn probe_cmd(kind: &str, m: &HashMap<String, String>) {
     sys::die_with_parent(libc::SIGTERM);
     let a = ProbeArgs {
@@ -114,19 +102,13 @@ fn probe_cmd(kind: &str, m: &HashMap<String, String>) {
         nodelay: get(m, "nodelay").unwrap_or(false),
         mss: get(m, "mss"),
         bytes: get(m, "bytes"),
-        size: get(m, "size").unwrap_or(0),
-        interval_ns: get(m, "interval").unwrap_or(0),
-        jitter: m.get("jitter").map(|s| jitter_arg(s)).unwrap_or_default(),
-        size_dist: match m.get("size-dist").map(String::as_str) {
-            None | Some("fixed") => SizeDist::Fixed,
-            Some("exponential") => SizeDist::Exponential,
-            Some(o) => die(format!("--size-dist {o}: accepted fixed, exponential")),
-        },
+        app: m.get("app").map(|j| serde_json::from_str(j).unwrap_or_else(|e| die(format!("--app: {e}")))),
         seed: get(m, "seed").unwrap_or(0),
         label: m.get("label").cloned().unwrap_or_default(),
         info_ns: get(m, "info-interval").unwrap_or(1_000_000),
         log_reads: get(m, "log-reads").unwrap_or(false),
         udp_payload: get(m, "udp-payload").unwrap_or(0),
+        connect_at_start: get(m, "connect-at-start").unwrap_or(false),
     };
     let r = match kind {
         "tcp-send" => probe::tcp_send(&a),
@@ -246,11 +228,14 @@ fn bottleneck_cmd(m: &HashMap<String, String>) {
             std::thread::Builder::new()
                 .name(format!("ccemu-{name}"))
                 .spawn(move || {
+                    let mut realtime = false;
                     if rt_prio > 0 {
                         let p = libc::sched_param { sched_priority: rt_prio };
-                        unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO, &p) };
+                        realtime = unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO, &p) } == 0;
                     }
-                    bottleneck::run(d, s)
+                    let mut logs = bottleneck::run(d, s);
+                    logs.realtime = realtime;
+                    logs
                 })
                 .unwrap(),
         ));
@@ -317,7 +302,7 @@ fn write_outputs(out: &std::path::Path, logs: &mut [(&str, Logs)], t0: u64, spin
                 "pkts_read": l.pkts_read, "pkts_written": l.pkts_written, "pkts_tx": l.pkts_tx,
                 "pkts_dropped": l.pkts_dropped, "pkts_marked": l.pkts_marked,
                 "pkts_unmapped": l.pkts_unmapped, "write_errors": l.write_errors,
-                "max_pkt_bytes": l.max_pkt_bytes,
+                "max_pkt_bytes": l.max_pkt_bytes, "realtime": l.realtime,
                 "timing_error_ns": { "count": n, "mean": mean, "percentiles": pct,
                     "frac_within_10us": w10, "frac_within_50us": w50, "frac_within_120us": w120 },
             }),

@@ -11,9 +11,8 @@
 //! - `<out>.json`      summary (bytes, first/last times, final TCP_INFO counters, cc used)
 
 use crate::sys::{self, mono_ns};
-use ccsim::config::{Jitter, SizeDist};
-use rand::Rng as _;
-use rand_distr::{Distribution, Exp, Normal};
+use ccsim::app::{App, Emit};
+use ccsim::config::AppConfig;
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
 use std::net::SocketAddrV4;
@@ -182,54 +181,39 @@ pub struct ProbeArgs {
     pub nodelay: bool,
     pub mss: Option<u32>,
     pub bytes: Option<u64>,
-    pub size: u32,
-    pub interval_ns: u64,
-    pub jitter: Jitter,
-    pub size_dist: SizeDist,
+    /// Message source (cbr or on_off), the simulator's own `AppConfig`.
+    pub app: Option<AppConfig>,
     pub seed: u64,
     pub label: String,
     pub info_ns: u64,
     pub log_reads: bool,
     pub udp_payload: u32,
+    pub connect_at_start: bool,
 }
 
-/// The CBR source's schedule: next gap and next message size.
-pub struct CbrSchedule {
+/// A message source: the simulator's application code (`ccsim::app::App`) with the
+/// simulator's random stream for the flow (`rng::stream(seed, "flow/<name>/app")`), so
+/// sizes and gaps are the very ones the simulator draws for the same seed.
+pub struct Source {
+    app: App,
     rng: ccsim::rng::Rng,
-    interval: u64,
-    jitter: Jitter,
-    size: u32,
-    size_dist: SizeDist,
 }
 
-impl CbrSchedule {
-    pub fn new(a: &ProbeArgs) -> Self {
-        CbrSchedule {
-            rng: ccsim::rng::stream(a.seed, &a.label),
-            interval: a.interval_ns,
-            jitter: a.jitter.clone(),
-            size: a.size,
-            size_dist: a.size_dist,
+impl Source {
+    pub fn new(cfg: &AppConfig, seed: u64, label: &str) -> io::Result<Self> {
+        let app = App::build(cfg, "app").map_err(|e| err(e.to_string()))?;
+        if app.is_bulk() {
+            return Err(err("a bulk app has no message schedule"));
         }
+        Ok(Source { app, rng: ccsim::rng::stream(seed, label) })
     }
-    pub fn gap(&mut self) -> u64 {
-        let i = self.interval as f64;
-        let g = match &self.jitter {
-            Jitter::None => i,
-            Jitter::Normal { sd_ns } => Normal::new(i, *sd_ns as f64).map(|d| d.sample(&mut self.rng)).unwrap_or(i),
-            Jitter::Exponential => Exp::new(1.0 / i).map(|d| d.sample(&mut self.rng)).unwrap_or(i),
-            Jitter::Uniform { width_ns } => i - *width_ns as f64 / 2.0 + self.rng.random::<f64>() * *width_ns as f64,
-        };
-        g.max(0.0).round() as u64
+    /// First write time at or after `start` (absolute ns).
+    pub fn first(&mut self, start: u64) -> u64 {
+        self.app.first_wake(start, &mut self.rng)
     }
-    pub fn size(&mut self) -> u32 {
-        match self.size_dist {
-            SizeDist::Fixed => self.size,
-            SizeDist::Exponential => {
-                let s = Exp::new(1.0 / self.size as f64).map(|d| d.sample(&mut self.rng)).unwrap_or(self.size as f64);
-                (s.round() as u32).max(1)
-            }
-        }
+    /// The message written at the scheduled time `now`, and the next write time.
+    pub fn emit(&mut self, now: u64) -> Emit {
+        self.app.emit(now, &mut self.rng)
     }
 }
 
@@ -286,7 +270,12 @@ pub fn tcp_send(a: &ProbeArgs) -> io::Result<()> {
         bind_to(fd, b)?;
     }
     let dst = a.connect.ok_or_else(|| err("--connect is required"))?;
-    sys::wait_until(a.start, 0);
+    // Connect at once and start writing at `--start`: the handshake happens before the
+    // flow's start, as in the simulator (which has no handshake). `--connect-at-start`
+    // waits for the start time before connecting instead.
+    if a.connect_at_start {
+        sys::wait_until(a.start, 0);
+    }
     let sa = sockaddr(&dst);
     let t_connect = mono_ns();
     loop {
@@ -301,6 +290,7 @@ pub fn tcp_send(a: &ProbeArgs) -> io::Result<()> {
         std::thread::sleep(std::time::Duration::from_millis(5));
     }
     let t_established = mono_ns();
+    sys::wait_until(a.start, 0);
     sys::set_nonblocking(fd)?;
     let cc_used = get_cc(fd);
     // TCP_INFO sampler thread.
@@ -329,18 +319,20 @@ pub fn tcp_send(a: &ProbeArgs) -> io::Result<()> {
     let mut msgs: u64 = 0;
     let mut t_first_write = 0u64;
     let mut t_last_write = 0u64;
-    if a.size > 0 && a.interval_ns > 0 {
-        // CBR over TCP: one write per message, stamped with the monotonic clock.
+    if let Some(app) = a.app.as_ref().filter(|c| !matches!(c, AppConfig::Bulk { .. })) {
+        // Messages (cbr / on_off) over TCP: one write per message, stamped with the
+        // monotonic clock; the schedule is the simulator's, in absolute time.
         let mut w = BufWriter::new(File::create(format!("{}.send.bin", a.out))?);
-        let mut sch = CbrSchedule::new(a);
+        let mut src = Source::new(app, a.seed, &a.label)?;
         let buf = vec![0x5au8; 1 << 16];
-        let mut next = a.start.max(t_established);
+        let mut next = src.first(a.start.max(t_established));
         loop {
             sys::wait_until(next, 0);
             if next >= stop_at {
                 break;
             }
-            let size = sch.size() as usize;
+            let e = src.emit(next);
+            let size = e.bytes as usize;
             let t = mono_ns();
             if t_first_write == 0 {
                 t_first_write = t;
@@ -361,7 +353,7 @@ pub fn tcp_send(a: &ProbeArgs) -> io::Result<()> {
             if left > 0 {
                 break;
             }
-            next += sch.gap();
+            next = e.next_wake;
         }
         w.flush()?;
     } else {
@@ -414,6 +406,8 @@ pub fn tcp_send(a: &ProbeArgs) -> io::Result<()> {
         "srtt_us": fin.rtt,
         "snd_mss": fin.snd_mss,
         "delivered": fin.delivered,
+        "data_segs_out": fin.data_segs_out,
+        "segs_out": fin.segs_out,
         "delivered_ce": fin.delivered_ce,
     });
     std::fs::write(format!("{}.json", a.out), summary.to_string())?;
@@ -502,9 +496,10 @@ pub fn udp_send(a: &ProbeArgs) -> io::Result<()> {
     let dst = sockaddr(&a.connect.ok_or_else(|| err("--connect is required"))?);
     check(unsafe { libc::connect(fd, &dst as *const _ as *const libc::sockaddr, std::mem::size_of_val(&dst) as u32) }, "connect")?;
     let mut w = BufWriter::new(File::create(format!("{}.send.bin", a.out))?);
-    let mut sch = CbrSchedule::new(a);
+    let app = a.app.as_ref().ok_or_else(|| err("--app is required (the simulator's app JSON: cbr or on_off)"))?;
+    let mut src = Source::new(app, a.seed, &a.label)?;
     let mut buf = vec![0u8; 65_536];
-    let mut next = a.start;
+    let mut next = src.first(a.start);
     let stop_at = a.stop.min(a.end);
     let (mut msgs, mut bytes, mut errors) = (0u64, 0u64, 0u64);
     loop {
@@ -514,7 +509,8 @@ pub fn udp_send(a: &ProbeArgs) -> io::Result<()> {
         }
         // `size` is what the queue sees; the payload is size minus the 28-byte IP+UDP
         // header (`--udp-payload` gives it directly), at least the 16 stamp bytes.
-        let size = sch.size();
+        let e = src.emit(next);
+        let size = e.bytes;
         let payload = if a.udp_payload > 0 { a.udp_payload } else { size.saturating_sub(28) }.clamp(16, 65_000) as usize;
         let t = mono_ns();
         buf[0..8].copy_from_slice(&msgs.to_le_bytes());
@@ -526,7 +522,7 @@ pub fn udp_send(a: &ProbeArgs) -> io::Result<()> {
         rec_send(&mut w, msgs, t, bytes, size)?;
         bytes += size as u64;
         msgs += 1;
-        next += sch.gap();
+        next = e.next_wake;
     }
     w.flush()?;
     let summary = serde_json::json!({"kind": "udp-send", "msgs": msgs, "bytes": bytes, "send_errors": errors});
@@ -583,19 +579,23 @@ mod tests {
     }
 
     #[test]
-    fn cbr_schedule_mean_gap() {
-        let a = ProbeArgs {
-            interval_ns: 20_000_000,
-            jitter: Jitter::Normal { sd_ns: 1_000_000 },
-            size: 186,
-            seed: 1,
-            label: "x".into(),
-            ..Default::default()
-        };
-        let mut s = CbrSchedule::new(&a);
-        let n = 10_000;
-        let mean = (0..n).map(|_| s.gap() as f64).sum::<f64>() / n as f64;
-        assert!((mean - 20e6).abs() < 0.1e6, "{mean}");
-        assert_eq!(s.size(), 186);
+    fn source_follows_the_simulator_schedule() {
+        let cfg: AppConfig = serde_json::from_str(
+            r#"{"kind": "cbr", "size_bytes": 186, "interval_ns": 20000000, "jitter": {"dist": "normal", "sd_ns": 1000000}}"#,
+        )
+        .unwrap();
+        let mut src = Source::new(&cfg, 1, "flow/x/app").unwrap();
+        let mut app = App::build(&cfg, "app").unwrap();
+        let mut rng = ccsim::rng::stream(1, "flow/x/app");
+        let (mut a, mut b) = (src.first(5), app.first_wake(5, &mut rng));
+        for _ in 0..100 {
+            assert_eq!(a, b);
+            let (ea, eb) = (src.emit(a), app.emit(b, &mut rng));
+            assert_eq!(ea, eb);
+            assert_eq!(ea.bytes, 186);
+            (a, b) = (ea.next_wake, eb.next_wake);
+        }
+        let bulk: AppConfig = serde_json::from_str(r#"{"kind": "bulk"}"#).unwrap();
+        assert!(Source::new(&bulk, 1, "x").is_err());
     }
 }

@@ -42,12 +42,12 @@ pub fn wait_until(deadline: u64, spin_ns: u64) -> u64 {
 }
 
 /// Waits for `fd` to become readable for at most `timeout_ns` (ppoll: ns resolution).
-/// Returns true when readable.
+/// Returns true when readable (or at end of file / error: a read will not block).
 pub fn poll_readable(fd: RawFd, timeout_ns: u64) -> bool {
     let mut pfd = libc::pollfd { fd, events: libc::POLLIN, revents: 0 };
     let ts = libc::timespec { tv_sec: (timeout_ns / 1_000_000_000) as libc::time_t, tv_nsec: (timeout_ns % 1_000_000_000) as libc::c_long };
     let r = unsafe { libc::ppoll(&mut pfd, 1, &ts, std::ptr::null()) };
-    r > 0 && pfd.revents & libc::POLLIN != 0
+    r > 0 && pfd.revents & (libc::POLLIN | libc::POLLHUP | libc::POLLERR) != 0
 }
 
 pub fn set_nonblocking(fd: RawFd) -> io::Result<()> {

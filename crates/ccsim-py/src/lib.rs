@@ -109,6 +109,7 @@ fn simulate<'py>(py: Python<'py>, config_json: &str, progress: Option<Bound<'py,
     let s = PyDict::new(py);
     let st = &tr.state;
     s.set_item("flow", st.flow.clone().into_pyarray(py))?;
+    s.set_item("conn", st.conn.clone().into_pyarray(py))?;
     s.set_item("t", secs(&st.t).into_pyarray(py))?;
     s.set_item("cwnd_pkts", st.cwnd_pkts.clone().into_pyarray(py))?;
     s.set_item("ssthresh_pkts", st.ssthresh_pkts.clone().into_pyarray(py))?;
@@ -123,6 +124,16 @@ fn simulate<'py>(py: Python<'py>, config_json: &str, progress: Option<Bound<'py,
     s.set_item("pacing_rate_bps", st.pacing_rate_bps.clone().into_pyarray(py))?;
     s.set_item("delivered_pkts", st.delivered_pkts.clone().into_pyarray(py))?;
     out.set_item("state", s)?;
+
+    let lg = &tr.link_log;
+    let l = PyDict::new(py);
+    l.set_item("link", lg.link.clone().into_pyarray(py))?;
+    l.set_item("t", secs(&lg.t).into_pyarray(py))?;
+    l.set_item("flow", lg.flow.clone().into_pyarray(py))?;
+    l.set_item("bytes", lg.bytes.clone().into_pyarray(py))?;
+    l.set_item("data", lg.data.clone().into_pyarray(py))?;
+    l.set_item("seq", lg.seq.clone().into_pyarray(py))?;
+    out.set_item("link_log", l)?;
 
     let summaries = sim.flow_summaries();
     let f = PyDict::new(py);

@@ -24,6 +24,10 @@ pub struct SimConfig {
     /// Also record a TCP state sample at every change of cwnd or CA state.
     #[serde(default)]
     pub state_on_change: bool,
+    /// Links (by name) whose every packet departure is logged (packet-level checks
+    /// such as ACK clocking; off by default because it grows with every packet).
+    #[serde(default)]
+    pub log_links: Vec<String>,
     pub topology: TopologyConfig,
     pub flows: Vec<FlowConfig>,
 }
@@ -162,6 +166,19 @@ pub struct FlowConfig {
     /// The application stops generating data at this time (None = run end).
     #[serde(default)]
     pub stop_ns: Option<u64>,
+    /// Split-N: each message is written as this many pieces back to back (TCP only).
+    #[serde(default = "one")]
+    pub split: u32,
+    /// Parallel connections carrying this flow's messages (TCP only); the receiver
+    /// delivers messages in message order across connections.
+    #[serde(default = "one")]
+    pub connections: u32,
+    #[serde(default)]
+    pub scheduler: Scheduler,
+}
+
+fn one() -> u32 {
+    1
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -188,6 +205,19 @@ pub enum Jitter {
     Exponential,
     /// Uniform on `[interval - width/2, interval + width/2]`.
     Uniform { width_ns: u64 },
+    /// The gap itself drawn from an empirical distribution given by its quantile
+    /// function (linear between the points), e.g. fitted to a published table.
+    Empirical { quantiles: Quantiles },
+}
+
+/// An empirical distribution by points of its quantile function: `value[i]` is the
+/// `p[i]`-quantile; `p` runs from 0 to 1 and both are non-decreasing. Sampling draws
+/// u ~ U(0,1) and interpolates linearly.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Quantiles {
+    pub p: Vec<f64>,
+    pub value: Vec<f64>,
 }
 
 impl Default for Jitter {
@@ -197,13 +227,19 @@ impl Default for Jitter {
 }
 
 /// Distribution of message sizes.
-#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Default)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Default)]
 #[serde(rename_all = "snake_case")]
 pub enum SizeDist {
     #[default]
     Fixed,
     /// Exponential with mean `size_bytes` (rounded, at least 1 byte): M/M/1 arrivals.
     Exponential,
+    /// Pareto with mean `size_bytes` and this shape (> 1): heavy-tailed web responses.
+    Pareto { shape: f64 },
+    /// Lognormal with mean `size_bytes` and this sigma of the underlying normal.
+    Lognormal { sigma: f64 },
+    /// Empirical quantile function (bytes), e.g. fitted to a published table.
+    Empirical { quantiles: Quantiles },
 }
 
 /// Distribution of on/off period lengths.
@@ -239,4 +275,34 @@ pub enum AppConfig {
         #[serde(default)]
         bytes: Option<u64>,
     },
+    /// Request/response sessions over one TCP connection: a response of a size drawn
+    /// from `size_dist` (mean `size_bytes`), and when it has been delivered a think
+    /// time (exponential, mean `think_ns`) before the next one.
+    Web {
+        size_bytes: u32,
+        #[serde(default)]
+        size_dist: SizeDist,
+        think_ns: u64,
+    },
+    /// Replay of a trace of message times (from the flow's start) and sizes, e.g. the
+    /// frames of a VBR video.
+    Trace {
+        times_ns: Vec<u64>,
+        sizes_bytes: Vec<u32>,
+        /// Start again from the beginning when the trace ends.
+        #[serde(default)]
+        repeat: bool,
+    },
+}
+
+/// How a multi-connection flow picks the connection for each message (Brosh et al.).
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum Scheduler {
+    /// Message i goes to connection i mod N.
+    #[default]
+    RoundRobin,
+    /// The connection with the least unsent-plus-unacknowledged data, skipping
+    /// connections in RTO recovery ("intelligent" parallel connections).
+    LeastBacklog,
 }

@@ -17,24 +17,33 @@ pub enum Event {
     LinkDeliver(LinkId),
     /// A flow's application has data to write (next CBR message, on/off transition).
     AppWake(FlowId),
-    /// A flow's transport timer (RTO, delayed ACK, pacing) may be due.
-    TransportTimer(FlowId),
+    /// A TCP connection's timer (RTO, delayed ACK, pacing) may be due: flow and
+    /// connection index.
+    TransportTimer(FlowId, u32),
     /// Periodic sampling of queues.
     SampleQueues,
     /// Periodic sampling of TCP state.
     SampleState,
 }
 
+/// Heap entry. `key` packs `(time, seq)` into one `u128` (time in the high half) so
+/// ordering is a single integer comparison on the hot path.
 #[derive(Clone, Copy, Debug)]
 struct Entry {
-    time: Nanos,
-    seq: u64,
+    key: u128,
     event: Event,
+}
+
+impl Entry {
+    #[inline]
+    fn time(&self) -> Nanos {
+        (self.key >> 64) as Nanos
+    }
 }
 
 impl PartialEq for Entry {
     fn eq(&self, other: &Self) -> bool {
-        self.time == other.time && self.seq == other.seq
+        self.key == other.key
     }
 }
 impl Eq for Entry {}
@@ -45,8 +54,9 @@ impl PartialOrd for Entry {
 }
 impl Ord for Entry {
     /// Reversed so that `BinaryHeap` (a max-heap) pops the earliest event first.
+    #[inline]
     fn cmp(&self, other: &Self) -> Ordering {
-        other.time.cmp(&self.time).then_with(|| other.seq.cmp(&self.seq))
+        other.key.cmp(&self.key)
     }
 }
 
@@ -63,19 +73,19 @@ impl EventQueue {
     pub fn schedule(&mut self, time: Nanos, event: Event) {
         let seq = self.next_seq;
         self.next_seq += 1;
-        self.heap.push(Entry { time, seq, event });
+        self.heap.push(Entry { key: ((time as u128) << 64) | seq as u128, event });
     }
 
     #[inline]
     pub fn pop(&mut self) -> Option<(Nanos, Event)> {
         let e = self.heap.pop()?;
         self.processed += 1;
-        Some((e.time, e.event))
+        Some((e.time(), e.event))
     }
 
     #[inline]
     pub fn peek_time(&self) -> Option<Nanos> {
-        self.heap.peek().map(|e| e.time)
+        self.heap.peek().map(|e| e.time())
     }
 
     pub fn len(&self) -> usize {

@@ -20,6 +20,8 @@ pub struct Link {
     pub qdisc: AnyQdisc<PacketId>,
     pub loss: Option<LossModel>,
     pub monitor: bool,
+    /// Log every departure into the link log.
+    pub log: bool,
     /// The packet being serialised, if any.
     pub in_service: Option<PacketId>,
     /// Packets on the wire with their arrival times, oldest first.

@@ -7,6 +7,8 @@ use crate::time::Nanos;
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Packet {
     pub flow: FlowId,
+    /// Connection within the flow (parallel connections), 0 otherwise.
+    pub conn: u8,
     pub src: NodeId,
     pub dst: NodeId,
     /// Size on the wire (IP packet), what queues count.

@@ -66,6 +66,8 @@ pub struct DropTrace {
 #[derive(Default, Debug, Clone)]
 pub struct StateTrace {
     pub flow: Vec<u32>,
+    /// Connection within the flow (parallel connections).
+    pub conn: Vec<u8>,
     pub t: Vec<Nanos>,
     pub cwnd_pkts: Vec<f64>,
     pub ssthresh_pkts: Vec<f64>,
@@ -79,6 +81,20 @@ pub struct StateTrace {
     pub ca_state: Vec<u8>,
     pub pacing_rate_bps: Vec<f64>,
     pub delivered_pkts: Vec<u64>,
+}
+
+/// Every packet that finished serialisation on a logged link.
+#[derive(Default, Debug, Clone)]
+pub struct LinkLog {
+    pub link: Vec<u32>,
+    /// End of serialisation (the packet is on the wire).
+    pub t: Vec<Nanos>,
+    pub flow: Vec<u32>,
+    pub bytes: Vec<u32>,
+    /// Data direction (true) or ACK direction (false).
+    pub data: Vec<bool>,
+    /// TCP: data sequence number (data) or cumulative ACK (ACK); UDP: message number.
+    pub seq: Vec<u64>,
 }
 
 /// Per-flow totals at the end of a run.
@@ -113,6 +129,7 @@ pub struct Traces {
     pub queue: QueueTrace,
     pub drops: DropTrace,
     pub state: StateTrace,
+    pub link_log: LinkLog,
 }
 
 /// Percentile (nearest-rank on the sorted samples) of `v`; sorts in place.

@@ -16,6 +16,9 @@ fn tcp_flow(name: &str, src: &str, dst: &str, cfg: TcpConfig) -> FlowConfig {
         app: AppConfig::Bulk { bytes: None },
         start_ns: 0,
         stop_ns: None,
+        split: 1,
+        connections: 1,
+        scheduler: Default::default(),
     }
 }
 

@@ -37,6 +37,9 @@ pub fn udp_flow(name: &str, src: &str, dst: &str, app: AppConfig) -> FlowConfig 
         app,
         start_ns: 0,
         stop_ns: None,
+        split: 1,
+        connections: 1,
+        scheduler: Default::default(),
     }
 }
 
@@ -51,6 +54,7 @@ pub fn config(seed: u64, duration_ns: u64, topology: TopologyConfig, flows: Vec<
         queue_sample_ns: 10 * MS,
         state_sample_ns: 10 * MS,
         state_on_change: false,
+        log_links: vec![],
         topology,
         flows,
     }

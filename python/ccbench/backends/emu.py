@@ -27,10 +27,16 @@ and warned about. Offloads: the TUN devices are created with ``TUNSETOFFLOAD 0``
 kernel hands the bottleneck wire-size packets; ``meta["emu"]["timing"]`` records the
 largest packet seen.
 
+TCP senders connect as soon as they are started (before the run origin) and write
+from the flow's ``start`` on, so the handshake RTT is not part of the run, as in the
+simulator, which has no handshake.
+
 What the tables hold (NaN = the emulator cannot know it):
 
-- ``packets``: one row per CBR message (TCP write or UDP datagram); bulk transfers
-  have no rows. ``t_write``/``t_deliver`` are stamped by the probes with
+- ``packets``: one row per message of a cbr / on_off app (TCP write or UDP
+  datagram); bulk transfers have no rows (as in the simulator). Message sizes and write
+  times follow the simulator's own application code (``ccsim::app::App``) and random
+  stream for the flow, so the same seed gives the same schedule. ``t_write``/``t_deliver`` are stamped by the probes with
   CLOCK_MONOTONIC; ``t_first_tx`` is when the bottleneck first read the message's first
   byte from the sender's TUN device (the sender host put it on the wire), ``t_arrive``
   when the bottleneck had written every byte of it to the receiver's TUN device at
@@ -124,26 +130,20 @@ def _plan(config: dict, ns: dict[str, str], info_interval_ns: int) -> _Plan:
         if src_side == dst_side:
             raise EmulationError(f"flow {f['name']!r}: {f['src']} -> {f['dst']} does not cross the bottleneck")
         tr, app = f["transport"], f["app"]
-        if app["kind"] not in ("bulk", "cbr"):
-            raise EmulationError(f"flow {f['name']!r}: app kind {app['kind']!r} is not supported by the emulator yet (accepted: bulk, cbr)")
-        if tr["kind"] == "udp" and app["kind"] != "cbr":
-            raise EmulationError(f"flow {f['name']!r}: UDP needs a cbr app in the emulator")
+        if app["kind"] not in ("bulk", "cbr", "on_off"):
+            raise EmulationError(f"flow {f['name']!r}: app kind {app['kind']!r} is not supported by the emulator (accepted: bulk, cbr, on_off)")
+        if tr["kind"] == "udp" and app["kind"] == "bulk":
+            raise EmulationError(f"flow {f['name']!r}: a UDP flow needs a message app (cbr or on_off), not bulk")
         stop = f.get("stop_ns")
         p: dict[str, Any] = {
             "index": k, "name": f["name"], "transport": tr["kind"], "app": app, "src_side": src_side, "dst_side": dst_side,
             "src_ip": src_ip, "dst_ip": dst_ip, "sport": SPORT0 + k, "dport": DPORT0 + k,
             "start_ns": f.get("start_ns", 0), "stop_ns": min(stop, duration) if stop is not None else duration,
-            "send_args": [], "recv_args": [], "cbr": app["kind"] == "cbr", "cc": None,
+            "send_args": [], "recv_args": [], "cbr": app["kind"] != "bulk", "cc": None,
         }
-        if app["kind"] == "cbr":
-            j = app.get("jitter") or {"dist": "none"}
-            jit = {"none": "none", "exponential": "exponential"}.get(j["dist"])
-            if jit is None:
-                jit = f"normal:{j['sd_ns']}" if j["dist"] == "normal" else f"uniform:{j['width_ns']}"
-            p["send_args"] += [
-                "--size", str(app["size_bytes"]), "--interval", str(app["interval_ns"]), "--jitter", jit,
-                "--size-dist", app.get("size_dist", "fixed"), "--seed", str(config["seed"]), "--label", f"flow/{f['name']}/app",
-            ]
+        if p["cbr"]:
+            # the simulator's own application code and random stream draw the schedule
+            p["send_args"] += ["--app", json.dumps(app), "--seed", str(config["seed"]), "--label", f"flow/{f['name']}/app"]
         if tr["kind"] == "udp":
             if tr.get("header_bytes"):
                 p["send_args"] += ["--udp-payload", str(max(app["size_bytes"], 16))]
@@ -166,7 +166,7 @@ def _plan(config: dict, ns: dict[str, str], info_interval_ns: int) -> _Plan:
             if app["kind"] == "bulk" and app.get("bytes"):
                 p["send_args"] += ["--bytes", str(app["bytes"])]
             p["send_args"] += ["--info-interval", str(info_interval_ns)]
-            if app["kind"] == "cbr":
+            if p["cbr"]:
                 p["recv_args"] += ["--log-reads", "true"]
             s_sys, d_sys = plan.sysctls[src_side], plan.sysctls[dst_side]
             if tr.get("ecn"):
@@ -222,6 +222,12 @@ class _Procs:
                 p.wait(timeout=5)
             except subprocess.TimeoutExpired:
                 pass
+            for f in (p.stdin, p.stdout, p.stderr):
+                if f is not None:
+                    try:
+                        f.close()
+                    except OSError:
+                        pass
 
 
 def _readline(p: subprocess.Popen, timeout: float, what: str) -> str:
@@ -250,7 +256,7 @@ def emulate(
     *,
     info_interval: float = 1e-3,
     spin_us: int = 50,
-    rt_prio: int = 0,
+    rt_prio: int = 10,
     workdir: Optional[str] = None,
 ) -> Run:
     """Runs ``scenario`` with the real kernel TCP through the ``ccemu`` bottleneck and
@@ -442,7 +448,7 @@ def _collect(config: dict, plan: _Plan, tmp: Path, bn_out: Path, bmeta: dict, t0
         "lost_pkts", "retrans_pkts", "ca_state", "pacing_rate_bps", "delivered_pkts")}
     fl: dict[str, list] = {k: [] for k in (
         "flow", "transport", "cc", "start_s", "end_s", "msgs_sent", "msgs_delivered", "bytes_sent", "bytes_delivered",
-        "retrans_bytes", "loss_events", "timeouts", "fast_recoveries", "rtt_p50_s", "rtt_p95_s", "completion_s")}
+        "pkts_sent", "pkts_dropped", "retrans_bytes", "loss_events", "timeouts", "fast_recoveries", "rtt_p50_s", "rtt_p95_s", "completion_s")}
     emu_flows: dict[str, dict] = {}
     duration_s = config["duration_ns"] * 1e-9
 
@@ -454,6 +460,9 @@ def _collect(config: dict, plan: _Plan, tmp: Path, bn_out: Path, bmeta: dict, t0
 
     for p in plan.flows:
         k = p["index"]
+        data_link = 0 if p["src_side"] == "srv" else 1
+        dropped = int(np.sum((d["flow"] == k) & (d["link"] == data_link) & (d["kind"] == 0))) if len(d) else 0
+        fl["pkts_dropped"].append(dropped)
         pre_s, pre_r = tmp / f"flow{k}.send", tmp / f"flow{k}.recv"
         ssum, rsum = load_json(Path(f"{pre_s}.json")), load_json(Path(f"{pre_r}.json"))
         sent = T.read(Path(f"{pre_s}.send.bin"), T.SEND)
@@ -482,6 +491,7 @@ def _collect(config: dict, plan: _Plan, tmp: Path, bn_out: Path, bmeta: dict, t0
                     dst[has] = _secs(first[has], t0)
             delivered = ~np.isnan(t_del)
             fl["msgs_sent"].append(n)
+            fl["pkts_sent"].append(n)
             fl["msgs_delivered"].append(int(delivered.sum()))
             fl["bytes_sent"].append(int(sent["bytes"].sum()))
             fl["bytes_delivered"].append(int(sent["bytes"][delivered].sum()))
@@ -513,9 +523,8 @@ def _collect(config: dict, plan: _Plan, tmp: Path, bn_out: Path, bmeta: dict, t0
             st["flow"].append(np.full(m, k, dtype=np.uint32))
             st["t"].append(_secs(info["t"], t0))
             st["cwnd_pkts"].append(info["cwnd"].astype(np.float64))
-            ss = info["ssthresh"].astype(np.float64)
-            ss[info["ssthresh"] >= 0x7FFFFFFF] = np.inf
-            st["ssthresh_pkts"].append(ss)
+            # the kernel's "infinite" initial ssthresh is 0x7fffffff, as in the simulator
+            st["ssthresh_pkts"].append(info["ssthresh"].astype(np.float64))
             st["srtt_s"].append(info["srtt_us"] * 1e-6)
             st["rttvar_s"].append(info["rttvar_us"] * 1e-6)
             st["rto_s"].append(info["rto_us"] * 1e-6)
@@ -529,6 +538,7 @@ def _collect(config: dict, plan: _Plan, tmp: Path, bn_out: Path, bmeta: dict, t0
             rec = T.transitions_into(info["ca_state"], 3)
             rto = T.transitions_into(info["ca_state"], 4)
             fl["msgs_sent"].append(int(ssum.get("writes", n)))
+            fl["pkts_sent"].append(int(ssum.get("data_segs_out", 0)))
             fl["msgs_delivered"].append(int((~np.isnan(t_del)).sum()) if p["cbr"] else 0)
             fl["bytes_sent"].append(int(ssum.get("bytes_written", 0)))
             fl["bytes_delivered"].append(int(rsum.get("bytes", 0)))

@@ -35,7 +35,20 @@ def simulate_config(config: dict, progress: Callable[[float], None] | None = Non
     try:
         return core.simulate(json.dumps(config), progress)
     except core.SimConfigError as e:
-        raise SimulationError(str(e), getattr(e, "field", None)) from None
+        raise user_facing_error(e, config) from None
+
+
+def user_facing_error(e, config: dict) -> SimulationError:
+    """The simulator names flows by index (``flows[2].transport.cc``); users know them by
+    name, as the scenario errors do (``flows.download.transport.cc``)."""
+    import re
+
+    field = getattr(e, "field", None) or ""
+    msg = getattr(e, "msg", None) or str(e)
+    m = re.match(r"flows\[(\d+)\](.*)", field)
+    if m and int(m.group(1)) < len(config.get("flows", [])):
+        field = f"flows.{config['flows'][int(m.group(1))]['name']}{m.group(2)}"
+    return SimulationError(f"{field}: {msg}" if field else msg, field or None)
 
 
 def simulate(scenario, seed: int | None = None, progress: Callable[[float], None] | None = None) -> Run:
@@ -108,6 +121,7 @@ def to_run(raw: dict) -> Run:
     cwnd = pd.DataFrame(
         {
             "flow": names(s["flow"], flow_cat, flow_names),
+            "conn": s.get("conn", np.zeros(len(s["t"]), dtype=np.uint8)),
             "t": s["t"],
             "cwnd_pkts": s["cwnd_pkts"],
             "ssthresh_pkts": s["ssthresh_pkts"],

@@ -38,9 +38,15 @@ bench.register(app)
 
 def _register_optional() -> None:
     """Sub-commands whose modules may grow independently (models, estimator, ...)."""
-    from ccbench.cli import model
+    from ccbench.cli import compare, emu, model, probe, query, report, sweep
 
+    probe.register(app)
+    emu.register(app)
+    compare.register(app)
     model.register(app)
+    sweep.register(app)
+    query.register(app)
+    report.register(app)
 
 
 _register_optional()

@@ -25,6 +25,12 @@ def user_errors() -> tuple[type[BaseException], ...]:
     except ImportError:  # pragma: no cover
         pass
     try:
+        from ccbench.emu import EmulationError
+
+        classes.append(EmulationError)
+    except ImportError:  # pragma: no cover
+        pass
+    try:
         from ccbench.netcal import NetcalError
 
         classes.append(NetcalError)
@@ -41,7 +47,9 @@ def fail(message: str, code: int = 2) -> "typer.Exit":
 
 def run_cli(app: typer.Typer) -> int:
     try:
-        app(standalone_mode=False)
+        # Without standalone mode click returns (not raises) the code of a typer.Exit.
+        code = app(standalone_mode=False)
+        return code if isinstance(code, int) else 0
     except typer.Exit as e:
         return e.exit_code
     except KeyboardInterrupt:
@@ -60,4 +68,3 @@ def run_cli(app: typer.Typer) -> int:
             e.show()
             return e.exit_code
         raise
-    return 0

@@ -8,6 +8,8 @@ import typer
 
 # command name -> (module, function). Each function is a typer command of its own.
 MODELS: dict[str, tuple[str, str]] = {
+    "brosh": ("ccbench.models.brosh", "cli"),
+    "weigle": ("ccbench.models.weigle", "cli"),
     "mathis": ("ccbench.models.mathis", "cli"),
     "pftk": ("ccbench.models.pftk", "cli"),
     "cardwell": ("ccbench.models.cardwell", "cli"),

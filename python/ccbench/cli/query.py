@@ -7,7 +7,7 @@ from pathlib import Path
 
 import typer
 
-from ccbench.cli.errors import fail
+from ccbench.sweep.spec import SweepError
 
 FORMATS = ("table", "csv", "json")
 
@@ -28,7 +28,7 @@ def query_cmd(
       median(loss_rate) FROM summary GROUP BY ALL ORDER BY ALL'
     """
     if fmt not in FORMATS:
-        raise fail(f"--format: {fmt!r} is not accepted (accepted: {', '.join(FORMATS)})")
+        raise SweepError(f"--format: {fmt!r} is not accepted (accepted: {', '.join(FORMATS)})")
     import duckdb
 
     from ccbench.sweep import connect
@@ -38,9 +38,9 @@ def query_cmd(
         df = con.sql(sql).df() if sql.strip() else None
     except duckdb.Error as e:
         first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
-        raise fail(f"SQL: {first}") from None
+        raise SweepError(f"SQL: {first}") from None
     if df is None:
-        raise fail("SQL: the query is empty")
+        raise SweepError("SQL: the query is empty")
     if fmt == "csv":
         typer.echo(df.to_csv(index=False), nl=False)
         return

@@ -86,15 +86,18 @@ def validate_cmd(
 
     Prints "ok" and exits 0, or one line per problem and exits 2.
     """
-    from ccbench.backends.sim import SimulationError, _core
+    from ccbench.backends.sim import _core
     from ccbench.scenario import load_scenario
     import json
 
+    from ccbench.backends.sim import user_facing_error
+
     sc = load_scenario(scenario)
+    config = sc.to_sim_config()
     try:
-        _core().validate(json.dumps(sc.to_sim_config()))
+        _core().validate(json.dumps(config))
     except _core().SimConfigError as e:
-        raise SimulationError(str(e)) from None
+        raise user_facing_error(e, config) from None
     typer.echo(f"ok: {scenario} ({len(sc.to_sim_config()['flows'])} flows)")
 
 

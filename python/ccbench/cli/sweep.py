@@ -6,7 +6,7 @@ from pathlib import Path
 
 import typer
 
-from ccbench.cli.errors import fail
+from ccbench.sweep.spec import SweepError
 
 
 def sweep_cmd(
@@ -37,12 +37,12 @@ def sweep_cmd(
     """
     from rich.console import Console
 
-    from ccbench.sweep import SweepError, SweepStore, load_sweep, run_sweep
+    from ccbench.sweep import SweepStore, load_sweep, run_sweep
 
     if jobs is not None and jobs < 1:
-        raise fail(f"--jobs: {jobs} is not accepted (accepted: a number of processes >= 1)")
+        raise SweepError(f"--jobs: {jobs} is not accepted (accepted: a number of processes >= 1)")
     if jobs is not None and scheduler:
-        raise fail("--jobs and --scheduler exclude each other (accepted: one of them)")
+        raise SweepError("--jobs and --scheduler exclude each other (accepted: one of them)")
     spec = load_sweep(sweep_file)
     target = out or Path("runs") / sweep_file.stem
     console = Console()
@@ -51,17 +51,15 @@ def sweep_cmd(
         from rich.table import Table
 
         t = Table(title=f"{sweep_file.name}: {len(spec.points())} points", title_justify="left")
-        for c in ("id", *spec.parameters, "seed", "status"):
-            t.add_column(c, no_wrap=True)
+        t.add_column("id", no_wrap=True, min_width=12)
+        for c in (*spec.parameters, "seed", "status"):
+            t.add_column(c, overflow="fold")
         for pt in spec.points():
             st = store.status(pt.id) if store.runs_dir.exists() else None
             t.add_row(pt.id, *[_show(pt.values[k]) for k in spec.parameters], str(pt.seed), st or "to run")
         console.print(t)
         return
-    try:
-        res = run_sweep(spec, target, jobs=jobs, scheduler=scheduler, retry_errors=retry_errors, progress=not quiet, console=console)
-    except SweepError as e:
-        raise fail(str(e)) from None
+    res = run_sweep(spec, target, jobs=jobs, scheduler=scheduler, retry_errors=retry_errors, progress=not quiet, console=console)
     n_ok = res.total - len(res.errors)
     console.print(
         f"{res.total} points: ran {res.ran}, skipped {res.skipped} (done before), "
@@ -73,7 +71,7 @@ def sweep_cmd(
         console.print(f"  ... and {len(res.errors) - 10} more (ccbench query {target} \"SELECT point, error FROM runs WHERE status = 'error'\")")
     console.print(f"results: {target / 'summary.parquet'}  (ccbench query {target} \"SELECT * FROM summary\"; ccbench report {target})")
     if res.errors and n_ok == 0:
-        raise typer.Exit(1)
+        raise SystemExit(1)  # every point failed
 
 
 def _show(v) -> str:

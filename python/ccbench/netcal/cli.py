@@ -12,7 +12,7 @@ from typing import List, Optional
 
 import typer
 
-__all__ = ["estimate_from_csv", "DEFAULT_TIME_SCALES"]
+__all__ = ["estimate_from_csv", "print_estimate", "DEFAULT_TIME_SCALES"]
 
 DEFAULT_TIME_SCALES = (0.01, 0.03, 0.1, 0.3, 1.0, 3.0, 10.0)
 
@@ -58,42 +58,52 @@ def estimate_from_csv(
         cfg = ProbingConfig(samples=samples, mean_gap=mean_gap, max_extensions=max_extensions,
                             stationarity_retries=stationarity_retries, warmup_fraction=warmup_fraction, seed=seed)
         est = estimate_from_file(from_csv, xi, r_acc_bps, cfg)
-        scales = sorted(time_scale) if time_scale else list(DEFAULT_TIME_SCALES)
-        if any(s <= 0 for s in scales):
-            raise NetcalError("--time-scale values must be positive")
-        table = Table(title=f"service-curve estimate: xi={est.xi:g}, |R|={est.n_rates}, "
-                            f"eps={est.eps:g}{' (vacuous: eps >= 1)' if est.vacuous else ''}")
-        table.add_column("t (s)", justify="right")
-        table.add_column("S~(t)", justify="right")
-        table.add_column("alpha~(t)", justify="right")
-        for s, sv, av in zip(scales, est.S(scales), est.alpha(scales)):
-            table.add_row(f"{s:g}", _fmt_bits(float(sv)), _fmt_rate(float(av)))
-        console.print(table)
-        console.print(
-            f"accepted rates: {', '.join(_fmt_rate(r) for r in est.rates_bps)}; "
-            f"latency {est.latency_s * 1e3:.3f} ms; long-term rate {_fmt_rate(est.long_term_rate_bps)}; "
-            f"eps = |R| * xi = {est.n_rates} * {est.xi:g} = {est.eps:g}",
-            markup=False,
-        )
-        stop = est.probing.stop_rate_bps if est.probing is not None else None
-        stopped = _fmt_rate(stop) if stop is not None else "no rate (all stationary)"
-        console.print(f"stopped at {stopped}", markup=False)
-        for w in (est.probing.warnings if est.probing is not None else ()):
-            console.print(f"warning: {w}", markup=False)
-        if trace is not None:
-            from .bounds import delay_bounds
-            from .io import load_trace_csv
-
-            tr = load_trace_csv(trace)
-            b = delay_bounds(tr["t_s"].to_numpy(), tr["bytes"].to_numpy(), est)
-            console.print(f"trace {trace.name}: max per-packet delay bound {b.max_per_packet_delay_s:.6g} s, "
-                          f"envelope delay bound {b.envelope_delay_s:.6g} s, backlog bound "
-                          f"{_fmt_bits(b.backlog_bits)} (eps={est.eps:g})", markup=False)
-        if plot is not None:
-            from .plots import plot_attainable_rate
-
-            out = plot_attainable_rate(est, plot)
-            console.print(f"wrote {out}", markup=False)
+        print_estimate(console, est, time_scale, plot, trace)
     except NetcalError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(code=2)
+
+
+def print_estimate(console, est, time_scale=None, plot=None, trace=None) -> None:
+    """Prints S~ and alpha~ at a few time scales (with eps), the accepted rates and, on
+    request, trace bounds and the alpha~(t) plot. Shared by every `ccbench estimate` mode."""
+    from rich.table import Table
+
+    from .errors import NetcalError
+
+    scales = sorted(time_scale) if time_scale else list(DEFAULT_TIME_SCALES)
+    if any(s <= 0 for s in scales):
+        raise NetcalError("--time-scale values must be positive")
+    table = Table(title=f"service-curve estimate: xi={est.xi:g}, |R|={est.n_rates}, "
+                        f"eps={est.eps:g}{' (vacuous: eps >= 1)' if est.vacuous else ''}")
+    table.add_column("t (s)", justify="right")
+    table.add_column("S~(t)", justify="right")
+    table.add_column("alpha~(t)", justify="right")
+    for s, sv, av in zip(scales, est.S(scales), est.alpha(scales)):
+        table.add_row(f"{s:g}", _fmt_bits(float(sv)), _fmt_rate(float(av)))
+    console.print(table)
+    console.print(
+        f"accepted rates: {', '.join(_fmt_rate(r) for r in est.rates_bps)}; "
+        f"latency {est.latency_s * 1e3:.3f} ms; long-term rate {_fmt_rate(est.long_term_rate_bps)}; "
+        f"eps = |R| * xi = {est.n_rates} * {est.xi:g} = {est.eps:g}",
+        markup=False,
+    )
+    stop = est.probing.stop_rate_bps if est.probing is not None else None
+    stopped = _fmt_rate(stop) if stop is not None else "no rate (all stationary)"
+    console.print(f"stopped at {stopped}", markup=False)
+    for w in (est.probing.warnings if est.probing is not None else ()):
+        console.print(f"warning: {w}", markup=False)
+    if trace is not None:
+        from .bounds import delay_bounds
+        from .io import load_trace_csv
+
+        tr = load_trace_csv(trace)
+        b = delay_bounds(tr["t_s"].to_numpy(), tr["bytes"].to_numpy(), est)
+        console.print(f"trace {trace.name}: max per-packet delay bound {b.max_per_packet_delay_s:.6g} s, "
+                      f"envelope delay bound {b.envelope_delay_s:.6g} s, backlog bound "
+                      f"{_fmt_bits(b.backlog_bits)} (eps={est.eps:g})", markup=False)
+    if plot is not None:
+        from .plots import plot_attainable_rate
+
+        out = plot_attainable_rate(est, plot)
+        console.print(f"wrote {out}", markup=False)

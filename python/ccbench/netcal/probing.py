@@ -106,6 +106,7 @@ class ProbingConfig:
     samples: int = 750
     sampling: str = "geometric"
     mean_gap: float = 2.0
+    mean_gap_s: float = 0.0
     warmup_fraction: float = 0.1
     warmup_s: float = 0.0
     max_extensions: int = 20
@@ -116,6 +117,8 @@ class ProbingConfig:
     dfgls_method: str = "bic"
     dfgls_max_lags: int | None = None
     constant_tol_s: float = 1e-9
+    floor_fraction: float | None = None
+    floor_blocks: int = 4
     thinning: str = "last"
     runs_cutoff: str = "median"
     on_exhausted: str = "stop"
@@ -130,6 +133,8 @@ class ProbingConfig:
             raise NetcalError(f"mean_gap must be >= 1 packet, got {self.mean_gap!r}")
         if not (0.0 <= self.warmup_fraction < 1.0):
             raise NetcalError(f"warmup_fraction must be in [0, 1), got {self.warmup_fraction!r}")
+        if not (self.mean_gap_s >= 0.0) or not math.isfinite(self.mean_gap_s):
+            raise NetcalError(f"mean_gap_s must be a finite number of seconds >= 0, got {self.mean_gap_s!r}")
         if self.warmup_s < 0:
             raise NetcalError(f"warmup_s must be >= 0, got {self.warmup_s!r}")
         if int(self.stationarity_retries) != self.stationarity_retries or self.stationarity_retries < 0:
@@ -148,6 +153,10 @@ class ProbingConfig:
             raise NetcalError(f"runs_cutoff must be 'median' or 'mean', got {self.runs_cutoff!r}")
         if self.constant_tol_s < 0:
             raise NetcalError("constant_tol_s must be >= 0")
+        if self.floor_fraction is not None and not (0.0 < self.floor_fraction <= 1.0):
+            raise NetcalError(f"floor_fraction must be None or in (0, 1], got {self.floor_fraction!r}")
+        if int(self.floor_blocks) != self.floor_blocks or self.floor_blocks < 1:
+            raise NetcalError(f"floor_blocks must be an integer >= 1, got {self.floor_blocks!r}")
 
 
 # --------------------------------------------------------------------------- tests
@@ -217,6 +226,16 @@ class SampleTest:
     note: str = ""
 
 
+def _regenerates(y: np.ndarray, config: ProbingConfig) -> bool:
+    """The floor rule: at least ``floor_fraction`` of the samples sit at the sample
+    minimum (within ``constant_tol_s``) and every one of ``floor_blocks`` consecutive
+    blocks of the samples contains such a sample."""
+    at_floor = y <= float(np.min(y)) + config.constant_tol_s
+    if float(np.mean(at_floor)) < float(config.floor_fraction):  # type: ignore[arg-type]
+        return False
+    return all(bool(b.any()) for b in np.array_split(at_floor, int(config.floor_blocks)))
+
+
 def check_samples(x, config: ProbingConfig = ProbingConfig()) -> SampleTest:
     """Stationarity (DF-GLS) and independence (runs test) of one sample set."""
     y = np.asarray(x, dtype=float).ravel()
@@ -224,6 +243,15 @@ def check_samples(x, config: ProbingConfig = ProbingConfig()) -> SampleTest:
         raise NetcalError("delay samples must be non-empty and finite")
     if float(np.max(y) - np.min(y)) <= config.constant_tol_s:
         return SampleTest(True, True, note="constant samples")
+    if config.constant_tol_s > 0:
+        # Compare delays at the clock resolution: differences of float timestamps leave
+        # ~1e-15 s of noise on equal delays, which would otherwise split ties at the
+        # median at random (runs test) and add a spurious variance (DF-GLS).
+        y = np.round(y / config.constant_tol_s) * config.constant_tol_s
+    if config.floor_fraction is not None and _regenerates(y, config):
+        z, pr = runs_test(y, config.runs_cutoff)
+        return SampleTest(True, pr >= config.alpha_independence, runs_z=z, runs_pvalue=pr,
+                          note="stationary by the floor rule (at the minimum delay in every block)")
     d = dfgls_test(y, config)
     if d is None:
         return SampleTest(False, False, note="DF-GLS infeasible (deterministic series)")
@@ -244,17 +272,37 @@ def check_samples(x, config: ProbingConfig = ProbingConfig()) -> SampleTest:
 # ---------------------------------------------------------------------- sampling
 
 
-def sample_positions(n_available: int, config: ProbingConfig, rng: np.random.Generator) -> np.ndarray:
+def effective_mean_gap(config: ProbingConfig, packet_interval_s: float | None) -> float:
+    """Mean sample spacing in packets: ``max(mean_gap, mean_gap_s / packet interval)``
+    (``mean_gap`` alone when ``mean_gap_s = 0`` or the packet interval is unknown)."""
+    gap = float(config.mean_gap)
+    if config.mean_gap_s > 0 and packet_interval_s is not None and packet_interval_s > 0:
+        gap = max(gap, config.mean_gap_s / packet_interval_s)
+    return gap
+
+
+def _packet_interval(t_send: np.ndarray | None) -> float | None:
+    """Median spacing of the send times (the CBR interval), or ``None``."""
+    if t_send is None or t_send.size < 2:
+        return None
+    dt = np.diff(t_send)
+    med = float(np.median(dt))
+    return med if med > 0 else None
+
+
+def sample_positions(n_available: int, config: ProbingConfig, rng: np.random.Generator,
+                     mean_gap: float | None = None) -> np.ndarray:
     """Indices (ascending) of all packets the sampling process picks from a train of
     ``n_available`` packets. The first ``k·I`` of them are the samples after ``k − 1``
-    extensions."""
+    extensions. ``mean_gap`` (packets) overrides ``config.mean_gap``."""
+    gap = float(config.mean_gap if mean_gap is None else mean_gap)
     if n_available <= 0:
         return np.zeros(0, dtype=np.int64)
     if config.sampling == "systematic":
-        step = max(int(round(config.mean_gap)), 1)
+        step = max(int(round(gap)), 1)
         start = int(rng.integers(0, step))
         return np.arange(start, n_available, step, dtype=np.int64)
-    p = 1.0 / config.mean_gap
+    p = 1.0 / gap
     n_draw = int(n_available * p * 1.1) + 50
     gaps = rng.geometric(p, size=n_draw)
     pos = np.cumsum(gaps) - 1
@@ -282,6 +330,10 @@ class RateOutcome:
     quantile_s: float = float("nan")
     samples_s: np.ndarray | None = field(default=None, repr=False)
     reason: str = ""
+    #: When the train ran out before the analysis could finish (``too_short``, or a
+    #: retry/extension that found too few packets): how many packets after the
+    #: warm-up the next step needs (0 otherwise). A simulator can re-run a longer train.
+    needs_packets: int = 0
 
     @property
     def accepted(self) -> bool:
@@ -317,7 +369,8 @@ def analyse_train(
         raise NetcalError(f"rate {rate_bps:g} bit/s: delays must be finite")
     rng = np.random.default_rng(config.seed) if rng is None else rng
     body = _drop_warmup(d, ts, config)
-    pos = sample_positions(body.size, config, rng)
+    gap = effective_mean_gap(config, _packet_interval(ts))
+    pos = sample_positions(body.size, config, rng, gap)
     I = int(config.samples)
     last: tuple[np.ndarray, SampleTest, int] | None = None  # stationary but dependent
     last_test: SampleTest | None = None
@@ -325,19 +378,22 @@ def analyse_train(
     for e in range(int(config.max_extensions) + 1):
         k = (e + 1) * I
         if pos.size < k:
+            need = int(math.ceil(k * gap * 1.05)) + 1
             reason = (
                 f"train too short: {body.size} packets after warm-up give {pos.size} samples,"
                 f" {k} needed for extension {e}"
             )
             if last_test is not None and not last_test.stationary:
                 return RateOutcome(rate_bps, "nonstationary", e - 1, body.size, last_test,
-                                   reason=f"DF-GLS does not reject a unit root; {reason}")
+                                   reason=f"DF-GLS does not reject a unit root; {reason}",
+                                   needs_packets=need)
             if last is not None and config.on_exhausted == "accept":
                 sub, test, ee = last
                 return RateOutcome(rate_bps, "accepted_dependent", ee, body.size, test,
-                                   delay_quantile(sub, xi), sub, reason)
+                                   delay_quantile(sub, xi), sub, reason, needs_packets=need)
             status = "too_short" if e == 0 else "dependent"
-            return RateOutcome(rate_bps, status, max(e - 1, 0), body.size, last_test, reason=reason)
+            return RateOutcome(rate_bps, status, max(e - 1, 0), body.size, last_test, reason=reason,
+                               needs_packets=need)
         sub = body[pos[:k]][(e if config.thinning == "last" else 0) :: e + 1]
         test = check_samples(sub, config)
         last_test = test

@@ -13,6 +13,7 @@ import io
 import math
 from typing import Any, Iterable, Optional
 
+import numpy as np
 import pandas as pd
 
 CSS = """
@@ -31,6 +32,7 @@ figure.plot { margin: 1em 0 1.5em 0; } figure.plot img { max-width: 100%; height
 figcaption { color: #57606a; font-size: 0.85em; }
 .note { color: #57606a; font-style: italic; }
 details summary { cursor: pointer; color: #0969da; }
+div.scroll { overflow-x: auto; max-width: 100%; }
 """
 
 
@@ -54,7 +56,7 @@ def section(title: str, *parts: str, anchor: Optional[str] = None) -> str:
 
 def pre(text: str, cls: str = "") -> str:
     c = f' class="{esc(cls)}"' if cls else ""
-    return f"<pre{c}>{esc(text)}</pre>"
+    return f"<pre{c}>{html.escape(text, quote=False)}</pre>"
 
 
 def note(text: str) -> str:
@@ -70,10 +72,10 @@ def figure(fig, name: str, caption: str = "", fmt: str = "svg", dpi: int = 110) 
         import matplotlib
 
         with matplotlib.rc_context({"svg.fonttype": "path", "svg.hashsalt": "ccbench"}):
-            fig.savefig(buf, format="svg", bbox_inches="tight", metadata={"Date": None})
+            fig.savefig(buf, format="svg", metadata={"Date": None})
         mime = "image/svg+xml"
     elif fmt == "png":
-        fig.savefig(buf, format="png", dpi=dpi, bbox_inches="tight")
+        fig.savefig(buf, format="png", dpi=dpi)
         mime = "image/png"
     else:
         raise ValueError(f"fmt: {fmt!r} is not accepted (accepted: svg, png)")
@@ -89,6 +91,8 @@ def figure(fig, name: str, caption: str = "", fmt: str = "svg", dpi: int = 110) 
 def fmt_value(v: Any, col: str = "") -> str:
     if v is None or v is pd.NA:
         return ""
+    if isinstance(v, (bool, np.bool_)):
+        return "true" if v else "false"
     if isinstance(v, float):
         if math.isnan(v):
             return ""
@@ -114,7 +118,7 @@ def table(df: pd.DataFrame, max_rows: Optional[int] = None, cls: str = "", row_c
         cells = []
         for c in shown.columns:
             v = r[c]
-            num = isinstance(v, (int, float)) and not isinstance(v, bool)
+            num = isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, (bool, np.bool_))
             td = '<td class="num">' if num else "<td>"
             cells.append(f"{td}{esc(fmt_value(v, str(c)))}</td>")
         rc = row_class(r) if row_class else ""
@@ -124,4 +128,4 @@ def table(df: pd.DataFrame, max_rows: Optional[int] = None, cls: str = "", row_c
     if max_rows is not None and len(df) > max_rows:
         more = note(f"first {max_rows} of {len(df)} rows")
     c = f' class="{esc(cls)}"' if cls else ""
-    return f"<table{c}><thead><tr>{head}</tr></thead><tbody>" + "".join(rows) + "</tbody></table>" + more
+    return f'<div class="scroll"><table{c}><thead><tr>{head}</tr></thead><tbody>' + "".join(rows) + "</tbody></table></div>" + more

@@ -76,6 +76,8 @@ def _matches(df: pd.DataFrame, keys: list[str], values: tuple) -> pd.Series:
         col = df[k]
         if isinstance(v, float) and math.isnan(v):
             m &= col.isna()
+        elif not pd.api.types.is_numeric_dtype(col) and not pd.api.types.is_bool_dtype(col) and not isinstance(v, str):
+            m &= col.astype(object).eq(json.dumps(v, sort_keys=True))  # mixed-type columns hold JSON text
         else:
             m &= col.astype(object).eq(v) if col.dtype == object else col.eq(v)
     return m.fillna(False).astype(bool)
@@ -135,12 +137,18 @@ def metric_figure(ok: pd.DataFrame, meta: dict[str, Any], axis: list[str], metri
                 continue
             drawn_any = True
             glabel = ", ".join(f"{short.get(k, k)}={_label(v)}" for a, gv in zip(others, gvals) for k, v in zip(a, gv)) or None
-            ax.errorbar(px, med, yerr=[lo, hi], marker="o", ms=4, capsize=3, lw=1.2, label=glabel)
+            # a line joins the values of one parameter (in the order written); zipped
+            # combinations are categories, not a scale: points only
+            ax.errorbar(px, med, yerr=[lo, hi], marker="o", ms=4, capsize=3, lw=1.2, label=glabel,
+                        ls="-" if len(axis) == 1 else "none")
         ax.set_title(str(flow), fontsize="medium")
         ax.set_xticks(xpos)
         ax.set_xticklabels(xlabels, rotation=30 if max(len(s) for s in xlabels) > 8 else 0, ha="right" if max(len(s) for s in xlabels) > 8 else "center", fontsize="small")
         if not numeric_x:
             ax.set_xlim(-0.5, len(xs) - 0.5)
+        elif len(xpos) > 1:
+            pad = 0.08 * (max(xpos) - min(xpos))
+            ax.set_xlim(min(xpos) - pad, max(xpos) + pad)
         ax.set_xlabel(" / ".join(short.get(k, k) for k in axis), fontsize="small")
         ax.set_ylabel(f"{label} ({unit})" if unit else label, fontsize="small")
         ax.grid(True, alpha=0.3)
@@ -152,7 +160,9 @@ def metric_figure(ok: pd.DataFrame, meta: dict[str, Any], axis: list[str], metri
     fig.suptitle(f"{label} vs {' / '.join(short.get(k, k) for k in axis)}  (median, min-max over seeds)", fontsize="medium")
     handles, labels = axs[0][0].get_legend_handles_labels()
     if others and handles:
-        ncols = 1 if len(labels) > 4 else len(labels)
+        width_pt = fig.get_figwidth() * 72
+        longest = max(len(l) for l in labels)
+        ncols = max(1, min(len(labels), int(width_pt // (longest * 4.0 + 30))))
         fig.legend(handles, labels, loc="lower center", ncols=ncols, fontsize="x-small", frameon=False)
         rows_needed = math.ceil(len(labels) / ncols)
         fig.tight_layout(rect=(0, min(0.45, 0.06 * rows_needed / nrow + 0.02), 1, 1))

@@ -206,20 +206,27 @@ def _progress(total: int, done: int, label: str, enabled: bool, console=None):
 
 
 def run_sweep(
-    spec: SweepSpec,
+    spec: SweepSpec | str | Path,
     out: str | Path,
     jobs: Optional[int] = None,
     scheduler: Optional[str] = None,
     retry_errors: bool = True,
     progress: bool = True,
     console=None,
+    scheduler_timeout: float = 15.0,
 ) -> SweepResult:
-    """Runs every point of ``spec`` not yet done into ``out``; returns a :class:`SweepResult`.
+    """Runs every point of ``spec`` (a :class:`SweepSpec` or a sweep file) not yet done
+    into ``out``; returns a :class:`SweepResult`.
 
     ``jobs``: local worker processes (default: all cores; 1 runs in this process).
-    ``scheduler``: a Dask scheduler address (``tcp://host:8786``); then ``jobs`` is unused.
+    ``scheduler``: a Dask scheduler address (``tcp://host:8786``); then ``jobs`` is unused;
+    ``scheduler_timeout``: seconds to wait for the connection.
     """
     t0 = time.perf_counter()
+    if not isinstance(spec, SweepSpec):
+        from .spec import load_sweep
+
+        spec = load_sweep(spec)
     if jobs is not None and jobs < 1:
         raise SweepError(f"--jobs: {jobs} is not accepted (accepted: a number of processes >= 1)")
     store = SweepStore(out)
@@ -234,16 +241,21 @@ def run_sweep(
         if record["status"] != "ok":
             n_err += 1
 
+    if tasks and spec.backend == "emu" and not scheduler:
+        _preflight_emu()
     label = f"sweep {Path(spec.source).name if spec.source else ''}".strip()
-    if tasks:
-        if scheduler:
-            _run_dask(tasks, store, scheduler, finished, label, progress, len(skipped), len(points), console, lambda: n_err)
-        else:
-            if jobs is None:
-                jobs = 1 if spec.backend == "emu" else default_jobs()
-            _run_local(tasks, min(jobs, len(tasks)), finished, label, progress, len(skipped), len(points), console, lambda: n_err)
     ids = [pt.id for pt in points]
-    result.summary = store.consolidate(ids, spec.parameters)
+    try:
+        if tasks:
+            if scheduler:
+                _run_dask(tasks, store, scheduler, scheduler_timeout, finished, label, progress, len(skipped), len(points), console, lambda: n_err)
+            else:
+                if jobs is None:
+                    jobs = 1 if spec.backend == "emu" else default_jobs()
+                _run_local(tasks, min(jobs, len(tasks)), finished, label, progress, len(skipped), len(points), console, lambda: n_err)
+    finally:
+        # also after Ctrl-C or a lost cluster: the summary holds every point done so far
+        result.summary = store.consolidate(ids, spec.parameters)
     for rec in store.records(ids):
         if rec.get("status") != "ok":
             result.errors[rec["point"]] = rec.get("error") or "unknown error"
@@ -251,19 +263,34 @@ def run_sweep(
     return result
 
 
+def _preflight_emu() -> None:
+    """Emulation needs root, /dev/net/tun, ip and ccemu: say what is missing once,
+    instead of failing every point with the same message."""
+    try:
+        from ccbench.emu import system
+    except ImportError:  # pragma: no cover - checked with the backend
+        return
+    try:
+        system.require()
+    except Exception as e:  # noqa: BLE001 - EmulationError
+        raise SweepError(f'sweep.backend: "emu": {e}') from None
+
+
 def _run_local(tasks, jobs, finished, label, show, done, total, console, n_err) -> None:
-    with _progress(total, done, label, show, console) as advance:
-        if jobs <= 1:
+    if jobs <= 1:
+        with _progress(total, done, label, show, console) as advance:
             for task in tasks:
                 finished(execute_point(task))
                 advance(n_err())
-            return
-        from concurrent.futures import as_completed
-        from concurrent.futures.process import BrokenProcessPool
+        return
+    from concurrent.futures import as_completed
+    from concurrent.futures.process import BrokenProcessPool
 
-        pool = ProcessPoolExecutor(max_workers=jobs)
-        try:
-            futures = {pool.submit(execute_point, t): t for t in tasks}
+    # the workers start (fork) at the first submit: before the progress bar's thread
+    pool = ProcessPoolExecutor(max_workers=jobs)
+    try:
+        futures = {pool.submit(execute_point, t): t for t in tasks}
+        with _progress(total, done, label, show, console) as advance:
             for fut in as_completed(futures):
                 task = futures.pop(fut)
                 try:
@@ -274,10 +301,10 @@ def _run_local(tasks, jobs, finished, label, show, done, total, console, n_err) 
                     record = _crashed(task, _error_text(e))
                 finished(record)
                 advance(n_err())
-        except BaseException:
-            pool.shutdown(wait=False, cancel_futures=True)
-            raise
-        pool.shutdown(wait=True)
+    except BaseException:
+        pool.shutdown(wait=False, cancel_futures=True)
+        raise
+    pool.shutdown(wait=True)
 
 
 def _crashed(task: dict[str, Any], message: str) -> dict[str, Any]:
@@ -286,13 +313,13 @@ def _crashed(task: dict[str, Any], message: str) -> dict[str, Any]:
     return record
 
 
-def _run_dask(tasks, store, address, finished, label, show, done, total, console, n_err) -> None:
+def _run_dask(tasks, store, address, timeout, finished, label, show, done, total, console, n_err) -> None:
     try:
         from dask.distributed import Client, as_completed
     except ImportError as e:  # pragma: no cover - dask is a dependency
         raise SweepError(f"--scheduler: dask.distributed is not installed ({e})") from None
     try:
-        client = Client(address, timeout="15s")
+        client = Client(address, timeout=f"{timeout}s")
     except (OSError, TimeoutError) as e:
         raise SweepError(f"--scheduler: cannot connect to {address!r} ({e}) (accepted: the address of a running dask scheduler, e.g. tcp://host:8786)") from None
     try:

@@ -293,12 +293,12 @@ def resolve_path(scenario: Scenario, dotted: str) -> str:
                 f"{names[0]}.transport.cc; flows: {', '.join(names)})"
             )
         ref = parts[1]
-        if ref.isdigit():
+        if ref in names:  # a name first: a flow may be called "0"
+            idx = names.index(ref)
+        elif ref.isdigit():
             idx = int(ref)
             if idx >= len(names):
                 raise SweepError(f"flow index {idx} is out of range (accepted: 0 .. {len(names) - 1}, or a name: {', '.join(names)})")
-        elif ref in names:
-            idx = names.index(ref)
         else:
             raise SweepError(f"{render_value(ref)} is not a flow of the scenario (accepted: {', '.join(names)})")
         parts[1] = str(idx)

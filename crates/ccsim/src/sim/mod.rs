@@ -19,7 +19,7 @@ use crate::trace::{percentile, FlowSummary, Traces};
 /// How a flow moves its messages.
 enum Transport {
     Udp { header_bytes: u32 },
-    Tcp(Box<tcp::TcpFlow>),
+    Tcp(Box<tcp::TcpGroup>),
 }
 
 struct Flow {
@@ -77,6 +77,12 @@ impl Simulation {
             return Err(ConfigError::new("run.duration", "duration must be positive (e.g. \"60s\")"));
         }
         let net = Network::build(&cfg.topology)?;
+        for (i, name) in cfg.log_links.iter().enumerate() {
+            if !net.links.iter().any(|l| l.name == *name) {
+                let names: Vec<&str> = net.links.iter().map(|l| l.name.as_str()).collect();
+                return Err(ConfigError::new(format!("log_links[{i}]"), format!("no link named {name:?}; links are {names:?}")));
+            }
+        }
         let mut links = Vec::with_capacity(net.links.len());
         for spec in &net.links {
             let qdisc = AnyQdisc::build(
@@ -98,6 +104,7 @@ impl Simulation {
                 qdisc,
                 loss,
                 monitor: spec.cfg.monitor,
+                log: cfg.log_links.iter().any(|n| *n == spec.name),
                 in_service: None,
                 pipe: Default::default(),
                 tx_pkts: 0,
@@ -156,21 +163,42 @@ impl Simulation {
             }
         }
         let app = App::build(&f.app, &format!("{field}.app"))?;
+        if f.split == 0 || f.connections == 0 || f.connections > 64 {
+            return Err(ConfigError::new(
+                field.clone(),
+                format!("split = {} and connections = {}: accepted: split >= 1, 1 <= connections <= 64", f.split, f.connections),
+            ));
+        }
         let transport = match &f.transport {
             TransportConfig::Udp { header_bytes } => {
-                if app.is_bulk() {
-                    return Err(ConfigError::new(format!("{field}.app.kind"), "a bulk application needs transport kind \"tcp\""));
+                if app.needs_tcp() {
+                    return Err(ConfigError::new(format!("{field}.app.kind"), "this application needs transport kind \"tcp\""));
+                }
+                if f.split > 1 || f.connections > 1 {
+                    return Err(ConfigError::new(field.clone(), "split and connections need transport kind \"tcp\""));
                 }
                 Transport::Udp { header_bytes: *header_bytes }
             }
             TransportConfig::Tcp(cfg) => {
+                let n = f.connections as usize;
                 let bulk = match app {
+                    App::Bulk { remaining: Some(_) } if n > 1 => {
+                        return Err(ConfigError::new(field.clone(), "a fixed-size bulk transfer runs on one connection"))
+                    }
+                    App::Web { .. } if n > 1 => {
+                        return Err(ConfigError::new(field.clone(), "web sessions run on one connection"))
+                    }
                     App::Bulk { remaining } => Some(remaining),
                     _ => None,
                 };
-                let mut t = tcp::TcpFlow::new(cfg, f.start_ns, &format!("{field}.transport"), bulk)?;
-                t.snd.set_rng(rng::stream(seed, &format!("flow/{}/cc", f.name)));
-                Transport::Tcp(Box::new(t))
+                let mut conns = Vec::with_capacity(n);
+                for k in 0..n {
+                    let mut t = tcp::TcpFlow::new(cfg, f.start_ns, &format!("{field}.transport"), bulk)?;
+                    let label = if k == 0 { format!("flow/{}/cc", f.name) } else { format!("flow/{}/cc/{k}", f.name) };
+                    t.snd.set_rng(rng::stream(seed, &label));
+                    conns.push(t);
+                }
+                Transport::Tcp(Box::new(tcp::TcpGroup::new(conns, f.scheduler, f.split)))
             }
         };
         let id = FlowId(self.flows.len() as u32);
@@ -222,6 +250,7 @@ impl Simulation {
             }
         }
         progress(1.0);
+        self.merge_parallel_deliveries();
         RunStats {
             events: self.events.processed,
             sim_end_ns: self.now.max(self.end_ns),
@@ -237,7 +266,7 @@ impl Simulation {
             Event::LinkTxDone(l) => self.link_tx_done(l),
             Event::LinkDeliver(l) => self.link_deliver(l),
             Event::AppWake(f) => self.app_wake(f),
-            Event::TransportTimer(f) => self.tcp_timer(f),
+            Event::TransportTimer(f, k) => self.tcp_timer(f, k as usize),
             Event::SampleQueues => self.sample_queues(),
             Event::SampleState => self.sample_state(),
         }
@@ -248,7 +277,9 @@ impl Simulation {
     /// Offers a packet to a link's qdisc and starts the serialiser if it is idle.
     fn enqueue(&mut self, l: LinkId, pid: PacketId) {
         let p = self.pool.get(pid);
-        let item = QItem { pkt: pid, bytes: p.bytes, flow_hash: self.flows[p.flow.idx()].hash, ect: p.ect, enq_ns: self.now };
+        // Parallel connections are separate flows to a flow-hashing qdisc.
+        let hash = self.flows[p.flow.idx()].hash ^ (p.conn as u32).wrapping_mul(0x9E37_79B9);
+        let item = QItem { pkt: pid, bytes: p.bytes, flow_hash: hash, ect: p.ect, enq_ns: self.now };
         let link = &mut self.links[l.idx()];
         link.qdisc.enqueue(item, self.now, &mut self.qout);
         self.apply_qdisc_verdicts(l);
@@ -311,6 +342,19 @@ impl Simulation {
         let bytes = self.pool.get(pid).bytes;
         link.tx_pkts += 1;
         link.tx_bytes += bytes as u64;
+        if link.log {
+            let p = self.pool.get(pid);
+            let lg = &mut self.traces.link_log;
+            lg.link.push(l.0);
+            lg.t.push(self.now);
+            lg.flow.push(p.flow.0);
+            lg.bytes.push(p.bytes);
+            lg.data.push(p.to_receiver);
+            lg.seq.push(match self.flows[p.flow.idx()].transport {
+                Transport::Udp { .. } => self.traces.packets.msg[p.msg as usize],
+                Transport::Tcp(_) => if p.to_receiver { p.seg.seq } else { p.seg.ack },
+            });
+        }
         let fate = match link.loss.as_mut() {
             Some(m) => m.decide(self.pool.get(pid).ect),
             None => Fate::Pass,
@@ -417,6 +461,33 @@ impl Simulation {
         }
     }
 
+    /// With parallel connections the receiving application merges by message number
+    /// (Brosh et al.): message i is delivered once it and every earlier message have
+    /// arrived in order on their connections, so its `t_deliver` is the running
+    /// maximum over the flow's messages in write order (never = never).
+    fn merge_parallel_deliveries(&mut self) {
+        let multi: Vec<bool> =
+            self.flows.iter().map(|f| matches!(&f.transport, Transport::Tcp(g) if g.conns.len() > 1)).collect();
+        if !multi.iter().any(|&m| m) {
+            return;
+        }
+        let mut last = vec![0u64; self.flows.len()];
+        let pk = &mut self.traces.packets;
+        for i in 0..pk.len() {
+            let f = pk.flow[i] as usize;
+            if multi[f] {
+                pk.t_deliver[i] = pk.t_deliver[i].max(last[f]);
+                last[f] = pk.t_deliver[i];
+            }
+        }
+        for (f, flow) in self.flows.iter_mut().enumerate() {
+            if multi[f] {
+                flow.msgs_delivered =
+                    (0..pk.len()).filter(|&i| pk.flow[i] as usize == f && pk.t_deliver[i] != NEVER).count() as u64;
+            }
+        }
+    }
+
     // ---- sampling ----------------------------------------------------------------
 
     fn sample_queues(&mut self) {
@@ -434,8 +505,12 @@ impl Simulation {
     fn sample_state(&mut self) {
         for i in 0..self.flows.len() {
             let f = &self.flows[i];
-            if matches!(f.transport, Transport::Tcp(_)) && self.now >= f.start_ns {
-                self.record_state(FlowId(i as u32));
+            if let Transport::Tcp(g) = &f.transport {
+                if self.now >= f.start_ns {
+                    for k in 0..g.conns.len() {
+                        self.record_state(FlowId(i as u32), k);
+                    }
+                }
             }
         }
         self.events.schedule(self.now + self.state_sample_ns, Event::SampleState);
@@ -471,34 +546,40 @@ impl Simulation {
                     completion_ns: NEVER,
                     ..Default::default()
                 };
-                if let Transport::Tcp(t) = &f.transport {
-                    let st = t.snd.stats();
+                if let Transport::Tcp(g) = &f.transport {
                     s.transport = "tcp";
-                    s.cc = t.cc_name.clone();
+                    s.cc = g.conns[0].cc_name.clone();
                     // The run ends at the end of the simulation even if the app stopped
                     // earlier: TCP keeps delivering what it had buffered.
                     s.end_ns = self.end_ns;
-                    s.bytes_sent = st.bytes_sent;
-                    s.bytes_delivered = t.rcv.rcv_nxt();
-                    s.retrans_bytes = st.retrans_bytes;
-                    s.loss_events = st.loss_events;
-                    s.timeouts = st.timeouts;
-                    s.fast_recoveries = st.fast_recoveries;
-                    let mut rtt = st.rtt_samples_us.clone();
+                    s.bytes_sent = 0;
+                    let mut rtt = Vec::new();
+                    for t in &g.conns {
+                        let st = t.snd.stats();
+                        s.bytes_sent += st.bytes_sent;
+                        s.retrans_bytes += st.retrans_bytes;
+                        s.loss_events += st.loss_events;
+                        s.timeouts += st.timeouts;
+                        s.fast_recoveries += st.fast_recoveries;
+                        rtt.extend_from_slice(&st.rtt_samples_us);
+                    }
+                    s.bytes_delivered = g.conns.iter().map(|t| t.rcv.rcv_nxt()).sum();
                     s.rtt_p50_ns = percentile(&mut rtt, 50.0).map_or(NEVER, |v| v as u64 * 1000);
                     s.rtt_p95_ns = percentile(&mut rtt, 95.0).map_or(NEVER, |v| v as u64 * 1000);
-                    s.completion_ns = if t.completion_ns == NEVER { NEVER } else { t.completion_ns - f.start_ns };
+                    let done = g.conns[0].completion_ns;
+                    s.completion_ns = if done == NEVER { NEVER } else { done - f.start_ns };
                 }
                 s
             })
             .collect()
     }
 
-    /// The TCP sender of flow `flow` (index in the config), for tests and tools that
-    /// inspect congestion-control state after a run; `None` for UDP flows.
+    /// The TCP sender of flow `flow` (index in the config; its first connection when
+    /// the flow is split over several), for tests and tools that inspect
+    /// congestion-control state after a run; `None` for UDP flows.
     pub fn tcp_sender(&self, flow: usize) -> Option<&crate::tcp::TcpSender> {
         match &self.flows.get(flow)?.transport {
-            Transport::Tcp(t) => Some(&t.snd),
+            Transport::Tcp(g) => g.conns.first().map(|c| &c.snd),
             Transport::Udp { .. } => None,
         }
     }

@@ -12,6 +12,7 @@
 use super::{Simulation, Transport};
 use crate::event::Event;
 use crate::ids::FlowId;
+use crate::config::Scheduler;
 use crate::packet::{Packet, NEVER};
 use crate::tcp::{EcnMode, ReceiverConfig, Segment, TcpConfig, TcpReceiver, TcpSender};
 use crate::time::{Nanos, NS_PER_MS};
@@ -47,6 +48,44 @@ pub(super) struct TcpFlow {
     pub data_pkts_sent: u64,
     /// Last (cwnd, ca_state) recorded, for sampling on change.
     last_sample: (u32, u8),
+}
+
+/// A TCP flow's connections (one, or N parallel ones) and how messages are spread
+/// over them.
+pub(super) struct TcpGroup {
+    pub conns: Vec<TcpFlow>,
+    pub scheduler: Scheduler,
+    /// Split-N: pieces per message.
+    pub split: u32,
+    rr_next: usize,
+}
+
+impl TcpGroup {
+    pub fn new(conns: Vec<TcpFlow>, scheduler: Scheduler, split: u32) -> TcpGroup {
+        TcpGroup { conns, scheduler, split: split.max(1), rr_next: 0 }
+    }
+
+    /// The connection the next message goes to.
+    fn pick(&mut self) -> usize {
+        let n = self.conns.len();
+        match self.scheduler {
+            Scheduler::RoundRobin => {
+                let k = self.rr_next;
+                self.rr_next = (k + 1) % n;
+                k
+            }
+            // Brosh et al.'s delay-aware scheduler: least send backlog among the
+            // connections not in RTO recovery (all of them if every one is).
+            Scheduler::LeastBacklog => {
+                let candidates = || self.conns.iter().enumerate();
+                let best = candidates()
+                    .filter(|(_, c)| !c.snd.in_rto())
+                    .min_by_key(|(k, c)| (c.snd.backlog_bytes() + c.blocked, *k))
+                    .or_else(|| candidates().min_by_key(|(k, c)| (c.snd.backlog_bytes() + c.blocked, *k)));
+                best.map_or(0, |(k, _)| k)
+            }
+        }
+    }
 }
 
 impl TcpFlow {
@@ -110,40 +149,63 @@ impl TcpFlow {
     }
 }
 
-/// The TCP state of flow `f`, borrowing only the flow arena (so the traces can be
-/// borrowed alongside).
-fn tcp_of(flows: &mut [super::Flow], f: FlowId) -> &mut TcpFlow {
+/// Connection `k` of TCP flow `f`, borrowing only the flow arena (so the traces can
+/// be borrowed alongside).
+fn tcp_of(flows: &mut [super::Flow], f: FlowId, k: usize) -> &mut TcpFlow {
     match &mut flows[f.idx()].transport {
-        Transport::Tcp(t) => t,
+        Transport::Tcp(g) => &mut g.conns[k],
+        Transport::Udp { .. } => unreachable!("not a TCP flow"),
+    }
+}
+
+fn group_of(flows: &mut [super::Flow], f: FlowId) -> &mut TcpGroup {
+    match &mut flows[f.idx()].transport {
+        Transport::Tcp(g) => g,
         Transport::Udp { .. } => unreachable!("not a TCP flow"),
     }
 }
 
 impl Simulation {
-    fn tcp(&mut self, f: FlowId) -> &mut TcpFlow {
-        tcp_of(&mut self.flows, f)
+    fn tcp(&mut self, f: FlowId, k: usize) -> &mut TcpFlow {
+        tcp_of(&mut self.flows, f, k)
     }
 
     /// The application writes a message of `bytes` (or, for bulk, starts writing).
+    /// With split-N the message goes as N writes back to back; with parallel
+    /// connections the scheduler picks the connection for the whole message.
     pub(super) fn tcp_app_write(&mut self, f: FlowId, msg: u64, bytes: u32) {
         let now = self.now;
-        if bytes > 0 {
-            let row = self.traces.packets.push(f.0, msg, bytes, now);
-            let t = self.tcp(f);
-            t.msgs.push_back(Msg { row, start: t.app_seq, end: t.app_seq + bytes as u64 });
-            t.app_seq += bytes as u64;
-            t.blocked += bytes as u64;
+        if bytes == 0 {
+            for k in 0..group_of(&mut self.flows, f).conns.len() {
+                self.tcp(f, k).fill(now);
+                self.tcp_pump(f, k);
+            }
+            return;
         }
-        self.tcp(f).fill(now);
-        self.tcp_pump(f);
+        let row = self.traces.packets.push(f.0, msg, bytes, now);
+        let g = group_of(&mut self.flows, f);
+        let k = g.pick();
+        let split = g.split.min(bytes);
+        let t = &mut g.conns[k];
+        t.msgs.push_back(Msg { row, start: t.app_seq, end: t.app_seq + bytes as u64 });
+        t.app_seq += bytes as u64;
+        for i in 0..split {
+            // Pieces as equal as integers allow; each is its own write (TCP_NODELAY
+            // then sends each as its own segment when the window allows).
+            let piece = bytes / split + u32::from(i < bytes % split);
+            let t = self.tcp(f, k);
+            t.blocked += piece as u64;
+            t.fill(now);
+            self.tcp_pump(f, k);
+        }
     }
 
     /// Sends every segment the sender allows now, then re-arms the flow's timer.
-    fn tcp_pump(&mut self, f: FlowId) {
+    fn tcp_pump(&mut self, f: FlowId, k: usize) {
         let now = self.now;
         let (src, dst) = (self.flows[f.idx()].src, self.flows[f.idx()].dst);
         loop {
-            let t = tcp_of(&mut self.flows, f);
+            let t = tcp_of(&mut self.flows, f, k);
             let Some(seg) = t.snd.poll_transmit(now) else { break };
             let ect = t.snd.ect(&seg);
             let bytes = seg.wire_bytes(t.header_bytes);
@@ -162,30 +224,31 @@ impl Simulation {
                     t.tx_next += 1;
                 }
             }
-            let pkt = Packet { flow: f, src, dst, bytes, ect, to_receiver: true, seg, ..Default::default() };
+            let pkt = Packet { flow: f, conn: k as u8, src, dst, bytes, ect, to_receiver: true, seg, ..Default::default() };
             let pid = self.pool.alloc(pkt);
             self.flows[f.idx()].pkts_sent += 1;
             self.arrive(src, pid);
         }
-        self.tcp_rearm(f);
+        self.tcp_rearm(f, k);
     }
 
     /// Sends the ACKs the receiver has ready.
-    fn tcp_send_acks(&mut self, f: FlowId) {
+    fn tcp_send_acks(&mut self, f: FlowId, k: usize) {
         let now = self.now;
         let (src, dst) = (self.flows[f.idx()].src, self.flows[f.idx()].dst);
         loop {
-            let t = self.tcp(f);
+            let t = self.tcp(f, k);
             let Some(ack) = t.rcv.poll_ack(now) else { break };
             let bytes = ack.wire_bytes(t.header_bytes);
-            let pkt = Packet { flow: f, src: dst, dst: src, bytes, to_receiver: false, seg: ack, ..Default::default() };
+            let pkt =
+                Packet { flow: f, conn: k as u8, src: dst, dst: src, bytes, to_receiver: false, seg: ack, ..Default::default() };
             let pid = self.pool.alloc(pkt);
             self.arrive(dst, pid);
         }
     }
 
-    fn tcp_rearm(&mut self, f: FlowId) {
-        let t = self.tcp(f);
+    fn tcp_rearm(&mut self, f: FlowId, k: usize) {
+        let t = self.tcp(f, k);
         let next = match (t.snd.next_timer(), t.rcv.next_timer()) {
             (Some(a), Some(b)) => a.min(b),
             (a, b) => a.or(b).unwrap_or(NEVER),
@@ -193,13 +256,13 @@ impl Simulation {
         if next < t.timer_at {
             t.timer_at = next;
             let at = next.max(self.now);
-            self.events.schedule(at, Event::TransportTimer(f));
+            self.events.schedule(at, Event::TransportTimer(f, k as u32));
         }
     }
 
-    pub(super) fn tcp_timer(&mut self, f: FlowId) {
+    pub(super) fn tcp_timer(&mut self, f: FlowId, k: usize) {
         let now = self.now;
-        let t = self.tcp(f);
+        let t = self.tcp(f, k);
         if t.timer_at <= now {
             t.timer_at = NEVER;
         }
@@ -209,18 +272,19 @@ impl Simulation {
         if t.rcv.next_timer().is_some_and(|d| d <= now) {
             t.rcv.on_timer(now);
         }
-        self.tcp_send_acks(f);
-        self.tcp(f).fill(now);
-        self.tcp_pump(f);
-        self.tcp_sample_on_change(f);
+        self.tcp_send_acks(f, k);
+        self.tcp(f, k).fill(now);
+        self.tcp_pump(f, k);
+        self.tcp_sample_on_change(f, k);
     }
 
     /// A TCP packet reached its destination host.
     pub(super) fn tcp_deliver(&mut self, f: FlowId, p: &Packet) {
         let now = self.now;
+        let k = p.conn as usize;
         if p.to_receiver {
             let seg: Segment = p.seg;
-            let t = tcp_of(&mut self.flows, f);
+            let t = tcp_of(&mut self.flows, f, k);
             let arrival = t.rcv.on_segment(now, &seg, p.ce);
             // t_arrive: first arrival of each message's last byte.
             if seg.len > 0 {
@@ -236,7 +300,7 @@ impl Simulation {
                     }
                 }
             }
-            let t = tcp_of(&mut self.flows, f);
+            let t = tcp_of(&mut self.flows, f, k);
             let rcv_nxt = arrival.rcv_nxt_after;
             let mut delivered_msgs = 0;
             while let Some(m) = t.msgs.front().copied() {
@@ -248,7 +312,7 @@ impl Simulation {
                 self.traces.packets.t_deliver[m.row as usize] = now;
                 delivered_msgs += 1;
             }
-            let t = self.tcp(f);
+            let t = self.tcp(f, k);
             if let Some(total) = t.bulk_total {
                 if t.completion_ns == NEVER && rcv_nxt >= total {
                     t.completion_ns = now;
@@ -256,37 +320,46 @@ impl Simulation {
             }
             let flow = &mut self.flows[f.idx()];
             flow.msgs_delivered += delivered_msgs;
-            self.tcp_send_acks(f);
-            self.tcp_rearm(f);
+            if delivered_msgs > 0 && now < flow.stop_ns {
+                // Request/response applications react to delivery (web think time).
+                if let Some(at) = flow.app.after_delivery(now, &mut flow.app_rng) {
+                    if at < flow.stop_ns.min(self.end_ns) {
+                        self.events.schedule(at, Event::AppWake(f));
+                    }
+                }
+            }
+            self.tcp_send_acks(f, k);
+            self.tcp_rearm(f, k);
         } else {
-            let t = self.tcp(f);
+            let t = self.tcp(f, k);
             t.snd.on_ack(now, &p.seg);
             t.fill(now);
-            self.tcp_pump(f);
-            self.tcp_sample_on_change(f);
+            self.tcp_pump(f, k);
+            self.tcp_sample_on_change(f, k);
         }
     }
 
-    fn tcp_sample_on_change(&mut self, f: FlowId) {
+    fn tcp_sample_on_change(&mut self, f: FlowId, k: usize) {
         if !self.state_on_change {
             return;
         }
-        let t = self.tcp(f);
+        let t = self.tcp(f, k);
         let st = t.snd.state();
         let key = (st.cwnd, st.ca_state as u8);
         if key != t.last_sample {
             t.last_sample = key;
-            self.record_state(f);
+            self.record_state(f, k);
         }
     }
 
-    /// Appends one TCP state sample of flow `f` to the state trace.
-    pub(super) fn record_state(&mut self, f: FlowId) {
+    /// Appends one TCP state sample of connection `k` of flow `f` to the state trace.
+    pub(super) fn record_state(&mut self, f: FlowId, k: usize) {
         let now = self.now;
-        let Transport::Tcp(t) = &self.flows[f.idx()].transport else { return };
-        let st = t.snd.state();
+        let Transport::Tcp(g) = &self.flows[f.idx()].transport else { return };
+        let st = g.conns[k].snd.state();
         let tr = &mut self.traces.state;
         tr.flow.push(f.0);
+        tr.conn.push(k as u8);
         tr.t.push(now);
         tr.cwnd_pkts.push(st.cwnd as f64);
         tr.ssthresh_pkts.push(st.ssthresh as f64);

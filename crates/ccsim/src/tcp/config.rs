@@ -87,6 +87,13 @@ pub struct TcpConfig {
     pub ecn: bool,
     #[serde(default)]
     pub recovery: RecoveryMode,
+    /// Tail loss probes (RFC 8985 §7; `net.ipv4.tcp_early_retrans` = 3 enables them).
+    /// Only with SACK, as in Linux.
+    #[serde(default = "d_true")]
+    pub tlp: bool,
+    /// F-RTO spurious-timeout detection (RFC 5682; `net.ipv4.tcp_frto` = 2).
+    #[serde(default = "d_true")]
+    pub frto: bool,
     /// `net.ipv4.tcp_slow_start_after_idle` = 1.
     #[serde(default = "d_true")]
     pub slow_start_after_idle: bool,
@@ -167,6 +174,8 @@ impl Default for TcpConfig {
             quickack_segments: d_quickack(),
             ecn: false,
             recovery: RecoveryMode::Prr,
+            tlp: true,
+            frto: true,
             slow_start_after_idle: true,
             pacing: PacingMode::Off,
             min_rto_ms: d_min_rto(),

@@ -11,8 +11,9 @@
 //!   last RTT (`mdev_max`) and decays towards it only once per RTT, so a burst of
 //!   stable samples does not collapse the RTO within one window (Linux's comment calls
 //!   the RFC behaviour "too fast" to react to sudden delay increases).
-//! Linux also ignores negative deviations weighted 1/4 instead of 1/8
-//! ("mdev grows too slowly" fix, the `m >>= 3` branch).
+//!
+//! When the RTT *falls*, Linux gives the deviation 1/8 of its usual weight (the
+//! `m >>= 3` branch), so a sudden improvement does not inflate the RTO.
 //!
 //! Arithmetic is Linux's fixed point: `srtt_us` is 8x, `mdev_us` 4x (both in µs).
 //! The RTO is rounded up to the kernel timer tick (`usecs_to_jiffies`, HZ = 1000).
@@ -103,7 +104,7 @@ impl RttEstimator {
             let mut m = m_raw - (self.srtt_us8 >> 3) as i64; // error
             let srtt = (self.srtt_us8 as i64 + m).max(1); // srtt += err/8 (in 8x units)
             if m < 0 {
-                // RTT fell: weight the deviation 1/4 of normal so a sudden drop does
+                // RTT fell: the deviation counts 1/8 as much, so a sudden drop does
                 // not inflate the RTO (Linux's "Eifel" remark).
                 m = -m - (self.mdev_us4 >> 2) as i64;
                 if m > 0 {

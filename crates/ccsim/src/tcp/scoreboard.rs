@@ -16,7 +16,8 @@
 
 use crate::tcp::rate::TxRateInfo;
 use crate::time::Nanos;
-use std::collections::VecDeque;
+use std::collections::{BTreeSet, VecDeque};
+use std::ops::Bound;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub struct SegFlags {
@@ -67,6 +68,9 @@ pub struct Scoreboard {
     pending_hint: u64,
     /// End of the highest SACKed segment (`tcp_highest_sack_seq` when SACKs exist).
     pub highest_sack_end: u64,
+    /// Start of every segment not SACKed, so RACK's walk skips the SACKed ones (the
+    /// role of Linux's `tsorted_sent_queue`, from which SACKed skbs are removed).
+    unsacked: BTreeSet<u64>,
 }
 
 impl Scoreboard {
@@ -102,7 +106,22 @@ impl Scoreboard {
 
     pub fn push(&mut self, seg: TxSeg) {
         debug_assert!(self.segs.back().is_none_or(|b| b.end_seq() == seg.seq));
+        debug_assert!(!seg.flags.sacked);
+        self.unsacked.insert(seg.seq);
         self.segs.push_back(seg);
+    }
+
+    /// Index of the first segment ending after `seq` (the one containing it).
+    pub fn containing_or_after(&self, seq: u64) -> usize {
+        self.segs.partition_point(|s| s.end_seq() <= seq)
+    }
+
+    /// Index of the first segment not SACKed starting strictly after `seq` (or at
+    /// or after it when `inclusive`).
+    pub fn next_unsacked(&self, seq: u64, inclusive: bool) -> Option<usize> {
+        let lo = if inclusive { Bound::Included(seq) } else { Bound::Excluded(seq) };
+        let s = *self.unsacked.range((lo, Bound::Unbounded)).next()?;
+        Some(self.first_at_or_after(s))
     }
 
     /// Index of the first segment starting at or after `seq`.
@@ -129,6 +148,15 @@ impl Scoreboard {
         adj(&mut self.lost_out, old.lost, new.lost);
         adj(&mut self.retrans_out, old.retrans, new.retrans);
         adj(&mut self.pending_out, old_pending, new_pending);
+        match (old.sacked, new.sacked) {
+            (false, true) => {
+                self.unsacked.remove(&seq);
+            }
+            (true, false) => {
+                self.unsacked.insert(seq);
+            }
+            _ => {}
+        }
         if new_pending && seq < self.pending_hint {
             self.pending_hint = seq;
         }
@@ -172,6 +200,16 @@ impl Scoreboard {
         s.rate = rate;
     }
 
+    /// A tail-loss-probe retransmission (`__tcp_retransmit_skb` without the
+    /// `retrans_out` accounting): only the send time, rate snapshot and
+    /// `EVER_RETRANS` change.
+    pub fn mark_probe_retransmitted(&mut self, i: usize, now: Nanos, rate: TxRateInfo) {
+        let s = &mut self.segs[i];
+        s.ever_retrans = true;
+        s.tx_time = now;
+        s.rate = rate;
+    }
+
     pub fn seg_mut_rate(&mut self, i: usize) -> &mut TxRateInfo {
         &mut self.segs[i].rate
     }
@@ -185,6 +223,7 @@ impl Scoreboard {
             // Clear the flags through set_flags so the counters follow.
             self.set_flags(0, SegFlags::default());
             let mut s = self.segs.pop_front().expect("head exists");
+            self.unsacked.remove(&s.seq);
             s.flags = f;
             if self.segs.is_empty() {
                 self.highest_sack_end = 0;
@@ -192,8 +231,12 @@ impl Scoreboard {
             Some(s)
         } else {
             if h.seq < ack {
+                let old = h.seq;
                 h.len -= (ack - h.seq) as u32;
                 h.seq = ack;
+                if self.unsacked.remove(&old) {
+                    self.unsacked.insert(ack);
+                }
             }
             None
         }
@@ -294,6 +337,18 @@ mod tests {
         assert!(s.pop_acked(250).is_none());
         assert_eq!(s.head().unwrap().seq, 250);
         assert_eq!((s.sacked_out, s.lost_out, s.packets_out()), (0, 0, 2));
+    }
+
+    #[test]
+    fn unsacked_walk_skips_sacked_segments() {
+        let mut s = sb(6);
+        for i in 1..5 {
+            s.mark_sacked(i);
+        }
+        assert_eq!(s.next_unsacked(0, true), Some(0));
+        assert_eq!(s.next_unsacked(0, false), Some(5));
+        s.pop_acked(100);
+        assert_eq!(s.next_unsacked(0, true), Some(4));
     }
 
     #[test]

@@ -19,6 +19,7 @@
 //! | rate halving (2.6) | `cwnd_down` | 2.6 `tcp_cwnd_down` |
 //! | undo | `try_undo_*`, `undo_cwnd_reduction` | same names |
 //! | RTO | `retransmit_timer`, `enter_loss` | `tcp_retransmit_timer`, `tcp_enter_loss` |
+//! | tail loss probe | `schedule_loss_probe`, `send_loss_probe`, `process_tlp_ack` | same names, `tcp_` prefix |
 //! | cwnd validation | `cwnd_validate` | `tcp_cwnd_validate`, `tcp_cwnd_application_limited` |
 //! | slow start after idle | `cwnd_restart` | `tcp_slow_start_after_idle_check`, `tcp_cwnd_restart` |
 //! | Nagle | `nagle_holds` | `tcp_nagle_check` with Minshall's variant |
@@ -46,9 +47,20 @@
 //! the SYN exchange), and the peer's receive window is assumed to be
 //! `rcvbuf_bytes` until the first ACK reports it.
 //!
-//! Left out (Linux has them): tail loss probes (TLP), F-RTO, TSO/GSO autosizing, TCP
-//! small queues and autocorking, SACK reneging recovery beyond clearing marks on RTO,
-//! DSACK-driven growth of RACK's reordering window, MTU probing.
+//! **Tail loss probes** (TLP, RFC 8985 §7) are on by default as in Linux
+//! (`tcp_early_retrans` = 3) and switchable (`tlp`). One deviation: Linux arms the
+//! probe timer *instead of* the RTO on an ACK and later derives the RTO from the
+//! head's send time; here the RTO stays armed from the ACK, which differs by at most
+//! the ACK's delay.
+//!
+//! **Spurious RTOs** are undone two ways, as in Linux: by timestamps (the ACK echoes
+//! a send time older than the retransmission, `tcp_packet_delayed`) and by F-RTO
+//! (RFC 5682, `tcp_process_loss`), which after an RTO sends new data instead of
+//! retransmitting and undoes if never-retransmitted data is then acknowledged.
+//!
+//! Left out (Linux has them): TSO/GSO autosizing, TCP small queues and
+//! autocorking, SACK reneging recovery beyond clearing marks on RTO, DSACK-driven
+//! growth of RACK's reordering window, MTU probing.
 
 use crate::error::ConfigError;
 use crate::rng::Rng;
@@ -139,7 +151,7 @@ pub struct SenderStats {
     pub retrans_bytes: u64,
     pub segs_sent: u64,
     pub retrans_segs: u64,
-    /// Congestion episodes: entries into Recovery plus RTOs outside Loss.
+    /// Congestion episodes: entries into Recovery plus RTOs outside Recovery/Loss.
     pub loss_events: u64,
     /// RTO expirations (each backoff counts).
     pub timeouts: u64,
@@ -149,6 +161,8 @@ pub struct SenderStats {
     pub ecn_reductions: u64,
     /// Reductions undone as spurious (DSACK or timestamps).
     pub undos: u64,
+    /// Tail loss probes sent.
+    pub tlp_probes: u64,
     /// Every RTT sample fed to the estimator, µs.
     pub rtt_samples_us: Vec<u32>,
 }
@@ -220,6 +234,28 @@ pub struct TcpSender {
     /// Send times of the first and last never-retransmitted segments newly SACKed by
     /// the ACK being processed.
     sackt: (Option<Nanos>, Option<Nanos>),
+    /// Non-DSACK blocks of the previous SACK-carrying ACK (`recv_sack_cache`).
+    sack_cache: Vec<(u64, u64)>,
+
+    /// F-RTO (`net.ipv4.tcp_frto` = 2): configured, and active in this Loss episode.
+    frto_cfg: bool,
+    frto: bool,
+    /// F-RTO step 2.b asked for new data before any further retransmission
+    /// (`REXMIT_NEW` in `tcp_xmit_recovery`), for the ACK being processed.
+    frto_rexmit_new: bool,
+    /// Tail loss probe (RFC 8985 §7, Linux `tcp_early_retrans` = 3).
+    tlp: bool,
+    tlp_deadline: Option<Nanos>,
+    /// `tlp_high_seq`: snd_nxt when the outstanding probe was sent.
+    tlp_high_seq: Option<u64>,
+    /// The outstanding probe was a retransmission (not new data).
+    tlp_retrans: bool,
+    /// A probe decided by the timer, emitted by the next `poll_transmit`.
+    tlp_pending: bool,
+    min_rto: Nanos,
+    initial_rto: Nanos,
+    /// New-data segments sent in the current transmit burst.
+    batch_new: u32,
 
     stats: SenderStats,
 }
@@ -286,6 +322,18 @@ impl TcpSender {
             rcv_wnd_adv: cfg.rcvbuf_bytes,
             last_tsecr: 0,
             sackt: (None, None),
+            sack_cache: Vec::new(),
+            frto_cfg: cfg.frto,
+            frto: false,
+            frto_rexmit_new: false,
+            tlp: cfg.tlp,
+            tlp_deadline: None,
+            tlp_high_seq: None,
+            tlp_retrans: false,
+            tlp_pending: false,
+            min_rto: cfg.min_rto_ms * NS_PER_MS,
+            initial_rto: cfg.initial_rto_ms * NS_PER_MS,
+            batch_new: 0,
             stats: SenderStats::default(),
         };
         s.with_cc(|cc, cx| cc.ops().init(cx));
@@ -327,7 +375,7 @@ impl TcpSender {
     }
 
     /// `tcp_cwnd_restart`: halve cwnd for every RTO of idleness, down to the initial
-    /// window; remember 3/4 of the old window in ssthresh.
+    /// window; ssthresh keeps at least 3/4 of the old window (`tcp_current_ssthresh`).
     fn cwnd_restart(&mut self, delta: Nanos) {
         self.with_cc(|cc, cx| cc.ops().cwnd_event(cx, CaEvent::CwndRestart));
         self.sk.ssthresh = self.sk.current_ssthresh();
@@ -358,8 +406,32 @@ impl TcpSender {
             self.probe_pending = false;
             return Some(self.make_segment(self.snd_una, 0, false, false));
         }
+        if self.tlp_pending {
+            self.tlp_pending = false;
+            if let Some(seg) = self.send_loss_probe() {
+                return Some(seg);
+            }
+        }
         if self.pacing_active() && now < self.wstamp {
             return None;
+        }
+        if self.frto_rexmit_new {
+            // `tcp_xmit_recovery(REXMIT_NEW)`: new data first, Nagle off; if any went
+            // out, retransmissions wait for the next ACK.
+            let unsent = self.write_seq - self.snd_nxt;
+            let len = unsent.min(self.mss as u64) as u32;
+            if unsent > 0
+                && self.sb.in_flight() < self.sk.cwnd
+                && self.snd_nxt + len as u64 <= self.snd_una + self.snd_wnd
+            {
+                return Some(self.send_new(len));
+            }
+            self.frto_rexmit_new = false;
+            if self.snd_nxt > self.high_seq {
+                self.end_batch();
+                return None;
+            }
+            self.frto = false;
         }
         if let Some(i) = self.sb.next_pending() {
             if self.sb.in_flight() >= self.sk.cwnd {
@@ -389,6 +461,7 @@ impl TcpSender {
             return None;
         }
         if len < self.mss && self.nagle_holds() {
+            self.rate.check_app_limited(unsent, self.mss, self.sb.in_flight(), self.sk.cwnd, self.sb.lost_out);
             self.end_batch();
             return None;
         }
@@ -427,6 +500,7 @@ impl TcpSender {
         let seq = self.snd_nxt;
         self.sb.push(TxSeg { seq, len, flags: SegFlags::default(), ever_retrans: false, tx_time: now, rate });
         self.snd_nxt += len as u64;
+        self.batch_new += 1;
         if len < self.mss {
             self.snd_sml = self.snd_nxt;
         }
@@ -439,7 +513,7 @@ impl TcpSender {
         }
         // `tcp_ecn_send`: CWR rides on the next new data segment after a reduction.
         let cwr = std::mem::take(&mut self.ecn_queue_cwr);
-        self.after_send(len, false);
+        self.after_send(len);
         self.make_segment(seq, len, false, cwr)
     }
 
@@ -466,7 +540,7 @@ impl TcpSender {
         }
         self.stats.retrans_bytes += seg.len as u64;
         self.stats.retrans_segs += 1;
-        self.after_send(seg.len, true);
+        self.after_send(seg.len);
         self.make_segment(seg.seq, seg.len, true, false)
     }
 
@@ -478,7 +552,7 @@ impl TcpSender {
         self.lsndtime = self.now;
     }
 
-    fn after_send(&mut self, len: u32, _retrans: bool) {
+    fn after_send(&mut self, len: u32) {
         self.stats.bytes_sent += len as u64;
         self.stats.segs_sent += 1;
         self.data_segs_out += 1;
@@ -523,7 +597,12 @@ impl TcpSender {
         if self.batch_sent > 0 || is_cwnd_limited {
             self.cwnd_validate(is_cwnd_limited);
         }
+        // `tcp_write_xmit`: after new data, one loss probe per tail-loss episode.
+        if self.batch_new > 0 {
+            self.schedule_loss_probe(false);
+        }
         self.batch_sent = 0;
+        self.batch_new = 0;
     }
 
     fn cwnd_validate(&mut self, is_cwnd_limited: bool) {
@@ -569,7 +648,10 @@ impl TcpSender {
     /// Earliest time `on_timer` (or, for pacing, `poll_transmit`) has work.
     pub fn next_timer(&self) -> Option<Nanos> {
         let pacing = (self.pacing_active() && self.wstamp > self.now && self.has_sendable()).then_some(self.wstamp);
-        [self.rto_deadline, self.reo_deadline, self.persist_deadline, pacing].into_iter().flatten().min()
+        [self.rto_deadline, self.reo_deadline, self.persist_deadline, self.tlp_deadline, pacing]
+            .into_iter()
+            .flatten()
+            .min()
     }
 
     fn has_sendable(&self) -> bool {
@@ -582,6 +664,14 @@ impl TcpSender {
         if self.reo_deadline.is_some_and(|t| t <= now) {
             self.reo_deadline = None;
             self.rack_reo_timeout();
+        }
+        if self.tlp_deadline.is_some_and(|t| t <= now) {
+            // The probe timer stands in for the RTO when both are due.
+            self.tlp_deadline = None;
+            if self.tlp_high_seq.is_none() && self.sb.packets_out() > 0 {
+                self.tlp_pending = true;
+                self.rearm_rto_always();
+            }
         }
         if self.rto_deadline.is_some_and(|t| t <= now) {
             self.rto_deadline = None;
@@ -624,13 +714,99 @@ impl TcpSender {
         self.persist_deadline = Some(self.now + self.persist_timeout());
     }
 
+    /// `tcp_schedule_loss_probe`: probe after 2*srtt (plus a delayed-ACK allowance
+    /// of `rto_min` when a single segment is out), but never later than the RTO.
+    fn schedule_loss_probe(&mut self, advancing_rto: bool) -> bool {
+        if !self.tlp
+            || !self.sack
+            || self.sb.packets_out() == 0
+            || !matches!(self.sk.ca_state, CaState::Open | CaState::Cwr)
+        {
+            return false;
+        }
+        let mut timeout = if self.rtt.has_sample() {
+            let two_srtt = (self.rtt.srtt() * 2).div_ceil(JIFFY) * JIFFY;
+            two_srtt + if self.sb.packets_out() == 1 { self.min_rto } else { TCP_TIMEOUT_MIN }
+        } else {
+            self.initial_rto
+        };
+        let rto_delta = if advancing_rto {
+            Some(self.rtt.rto())
+        } else {
+            self.rto_deadline.map(|d| d.saturating_sub(self.now))
+        };
+        if let Some(d) = rto_delta.filter(|&d| d > 0) {
+            timeout = timeout.min(d);
+        }
+        self.tlp_deadline = Some(self.now + timeout);
+        true
+    }
+
+    /// `tcp_send_loss_probe`: send one new segment if the window allows (ignoring
+    /// cwnd and Nagle), else retransmit the last segment, so that a tail loss gets
+    /// SACK feedback and RACK can repair it without an RTO.
+    fn send_loss_probe(&mut self) -> Option<Segment> {
+        let unsent = self.write_seq - self.snd_nxt;
+        if unsent > 0 {
+            let len = unsent.min(self.mss as u64) as u32;
+            if self.snd_nxt + len as u64 <= self.snd_una + self.snd_wnd {
+                self.tlp_retrans = false;
+                let seg = self.send_new(len);
+                self.batch_new = 0; // a probe does not schedule another probe
+                self.tlp_high_seq = Some(self.snd_nxt);
+                self.stats.tlp_probes += 1;
+                self.rearm_rto_always();
+                return Some(seg);
+            }
+            return None;
+        }
+        let i = self.sb.len().checked_sub(1)?;
+        let last = *self.sb.get(i);
+        if last.flags.sacked {
+            return None;
+        }
+        // `__tcp_retransmit_skb`: a probe is not counted in retrans_out; the segment
+        // stays "in flight" once, but is marked as ever retransmitted.
+        self.event_data_sent();
+        let rate = self.rate.on_send(self.now, self.sb.packets_out());
+        self.sb.mark_probe_retransmitted(i, self.now, rate);
+        self.tlp_retrans = true;
+        self.tlp_high_seq = Some(self.snd_nxt);
+        self.stats.tlp_probes += 1;
+        self.stats.retrans_bytes += last.len as u64;
+        self.stats.retrans_segs += 1;
+        self.after_send(last.len);
+        self.rearm_rto_always();
+        Some(self.make_segment(last.seq, last.len, true, false))
+    }
+
+    /// `tcp_process_tlp_ack`: did the probe repair a loss? If the ACK moves past the
+    /// probe, a segment was lost and repaired by it: reduce cwnd once (CWR).
+    fn process_tlp_ack(&mut self, ack: u64, flag: u32) {
+        let Some(h) = self.tlp_high_seq else { return };
+        if ack < h {
+            return;
+        }
+        if !self.tlp_retrans || flag & FLAG_DSACKING_ACK != 0 {
+            self.tlp_high_seq = None;
+        } else if ack > h {
+            self.init_cwnd_reduction();
+            self.set_state(CaState::Cwr);
+            self.end_cwnd_reduction();
+            self.try_keep_open();
+        } else if flag & (FLAG_SND_UNA_ADVANCED | FLAG_NOT_DUP | FLAG_DATA_SACKED) == 0 {
+            self.tlp_high_seq = None;
+        }
+    }
+
     /// `tcp_retransmit_timer`.
     fn retransmit_timer(&mut self) {
         if self.sb.packets_out() == 0 {
             return;
         }
         self.stats.timeouts += 1;
-        if self.sk.ca_state != CaState::Loss {
+        // An RTO during Recovery or Loss continues the same congestion episode.
+        if self.sk.ca_state < CaState::Recovery {
             self.stats.loss_events += 1;
         }
         self.enter_loss();
@@ -662,8 +838,13 @@ impl TcpSender {
         if st <= CaState::Disorder && self.sb.sacked_out >= TCP_REORDERING {
             self.reordering = self.reordering.min(TCP_REORDERING);
         }
+        let new_recovery = st < CaState::Recovery;
         self.set_state(CaState::Loss);
         self.high_seq = self.snd_nxt;
+        self.tlp_high_seq = None;
+        // F-RTO step 1, for a fresh episode or a repeated timeout.
+        self.frto = self.frto_cfg && (new_recovery || self.rto_retries > 0);
+        self.tlp_deadline = None;
         self.queue_cwr();
     }
 
@@ -672,6 +853,7 @@ impl TcpSender {
         let reneged = self.sb.head().is_some_and(|h| h.flags.sacked);
         if reneged {
             self.sb.clear_all_sacked();
+            self.sack_cache.clear();
         } else if !self.sack {
             self.sb.sacked_out = 0;
         }
@@ -692,6 +874,7 @@ impl TcpSender {
         self.now = now;
         self.last_tsecr = seg.tsecr;
         self.sackt = (None, None);
+        self.frto_rexmit_new = false;
         let ack = seg.ack;
         if ack > self.snd_nxt {
             return; // ACKs data never sent: Linux drops it.
@@ -717,12 +900,16 @@ impl TcpSender {
             return;
         }
 
-        // `tcp_ack_update_window`: the peer's ACK number never moves back, so the
-        // window may be updated whenever the ACK advances or the window grows.
-        if ack > self.snd_una || seg.rwnd > self.snd_wnd {
-            flag |= FLAG_WIN_UPDATE;
+        // `tcp_ack_update_window` / `tcp_may_update_window`: the peer sends no data,
+        // so its sequence number (snd_wl1) never moves; the window is taken when the
+        // ACK advances, when it grows, or when it closes to zero. A duplicate ACK
+        // with a smaller window is ignored, as in Linux.
+        if ack > self.snd_una || seg.rwnd > self.snd_wnd || seg.rwnd == 0 {
+            if seg.rwnd != self.snd_wnd || ack > self.snd_una {
+                flag |= FLAG_WIN_UPDATE;
+            }
+            self.snd_wnd = seg.rwnd;
         }
-        self.snd_wnd = seg.rwnd;
         if ack > self.snd_una {
             flag |= FLAG_SND_UNA_ADVANCED;
             self.snd_una = ack;
@@ -751,15 +938,22 @@ impl TcpSender {
             return;
         }
 
-        flag |= self.clean_rtx_queue(prior_fack, prior_snd_una, &mut rs, seg, ece, flag);
+        flag |= self.clean_rtx_queue(prior_fack, &mut rs, seg, ece);
 
+        if self.tlp_high_seq.is_some() {
+            self.process_tlp_ack(ack, flag);
+        }
         if self.ack_is_dubious(flag) {
             let num_dupack =
                 u32::from(flag & (FLAG_SND_UNA_ADVANCED | FLAG_NOT_DUP | FLAG_DSACKING_ACK) == 0);
             self.fastretrans_alert(prior_snd_una, num_dupack, &mut flag);
         }
         if flag & FLAG_SET_XMIT_TIMER != 0 {
+            // `tcp_set_xmit_timer`. Linux arms the probe *instead of* the RTO and
+            // later re-derives the RTO from the head's send time; keeping the RTO
+            // armed from now is the same to within the ACK's delay.
             self.rearm_rto();
+            self.schedule_loss_probe(true);
         }
         let delivered = (self.rate.delivered - prior_delivered) as u32;
         let lost = (self.lost_total - prior_lost) as u32;
@@ -793,6 +987,7 @@ impl TcpSender {
         let mut flag = 0;
         let blocks = seg.sacks();
         let mut reord = u64::MAX;
+        let mut new_cache: Vec<(u64, u64)> = Vec::with_capacity(blocks.len());
         let prior_fack = if self.sb.sacked_out > 0 { self.sb.highest_sack_end } else { prior_snd_una };
         for (bi, b) in blocks.iter().enumerate() {
             if b.end <= b.start {
@@ -811,13 +1006,21 @@ impl TcpSender {
                 }
                 continue;
             }
+            new_cache.push((b.start, b.end));
             if b.end <= self.snd_una {
                 continue;
             }
-            let mut i = self.sb.first_at_or_after(b.start.max(self.snd_una));
+            let start = b.start.max(self.snd_una);
+            // `recv_sack_cache`: the part of a block already reported by the previous
+            // ACK was tagged then; a growing block costs only its new end.
+            let mut skip = start;
+            while let Some(c) = self.sack_cache.iter().find(|c| c.0 <= skip && skip < c.1) {
+                skip = c.1;
+            }
+            let mut i = self.sb.containing_or_after(skip);
             while i < self.sb.len() && self.sb.get(i).end_seq() <= b.end {
                 let s = *self.sb.get(i);
-                if !s.flags.sacked {
+                if !s.flags.sacked && s.seq >= start {
                     if !s.ever_retrans {
                         if s.seq < prior_fack {
                             reord = reord.min(s.seq);
@@ -830,11 +1033,14 @@ impl TcpSender {
                         self.sackt.1 = Some(s.tx_time);
                     }
                     self.rack_advance(s.ever_retrans, s.end_seq(), s.tx_time);
-                    let (tx, end, rt) = (s.tx_time, s.end_seq(), s.ever_retrans);
-                    let info = self.sb.seg_mut_rate(i);
-                    let mut info_c = *info;
-                    self.rate.on_delivered(rs, &mut info_c, tx, end, rt, true);
-                    *self.sb.seg_mut_rate(i) = info_c;
+                    self.rate.on_delivered(
+                        rs,
+                        self.sb.seg_mut_rate(i),
+                        s.tx_time,
+                        s.end_seq(),
+                        s.ever_retrans,
+                        true,
+                    );
                     self.sb.mark_sacked(i);
                     self.count_delivered(1, ece);
                     flag |= FLAG_DATA_SACKED;
@@ -842,6 +1048,7 @@ impl TcpSender {
                 i += 1;
             }
         }
+        self.sack_cache = new_cache;
         if reord < prior_fack {
             self.check_sack_reordering(reord, prior_fack);
         }
@@ -892,15 +1099,7 @@ impl TcpSender {
     }
 
     /// `tcp_clean_rtx_queue` + `tcp_ack_update_rtt` + the `pkts_acked` hook.
-    fn clean_rtx_queue(
-        &mut self,
-        prior_fack: u64,
-        _prior_snd_una: u64,
-        rs: &mut RateSample,
-        seg: &Segment,
-        ece: bool,
-        flag_in: u32,
-    ) -> u32 {
+    fn clean_rtx_queue(&mut self, prior_fack: u64, rs: &mut RateSample, seg: &Segment, ece: bool) -> u32 {
         let now = self.now;
         let mut flag = 0u32;
         let mut first_ackt: Option<Nanos> = None;
@@ -923,9 +1122,6 @@ impl TcpSender {
                 if !(s.ever_retrans && seg.tsecr != 0 && seg.tsecr < s.tx_time) {
                     self.rack_advance(s.ever_retrans, s.end_seq(), s.tx_time);
                 }
-            }
-            if s.flags.lost && !s.flags.sacked {
-                // already accounted by pop_acked; nothing else to undo
             }
             pkts_acked += 1;
             let (tx, end, rt) = (s.tx_time, s.end_seq(), s.ever_retrans);
@@ -974,7 +1170,6 @@ impl TcpSender {
             self.rtt.on_sample(now, seq_rtt as u64, ca_rtt.max(0) as u64, self.snd_una, self.snd_nxt);
             self.stats.rtt_samples_us.push(seq_rtt.min(u32::MAX as i64) as u32);
         }
-        let _ = flag_in;
 
         let in_flight_bytes = if rs.prior_mstamp.is_some() {
             (self.mss as u64 * (self.rate.delivered - rs.prior_delivered)).min(u32::MAX as u64) as u32
@@ -1022,7 +1217,7 @@ impl TcpSender {
         }
         let d = acked.saturating_sub(self.sb.sacked_out).max(1);
         self.count_delivered(d, ece);
-        if acked - 1 >= self.sb.sacked_out {
+        if acked > self.sb.sacked_out {
             self.sb.sacked_out = 0;
         } else {
             self.sb.sacked_out -= acked - 1;
@@ -1059,7 +1254,11 @@ impl TcpSender {
 
     fn init_undo(&mut self) {
         self.undo_marker = Some(self.snd_una);
-        self.undo_retrans = if self.sb.retrans_out > 0 { self.sb.retrans_out as i32 } else { -1 };
+        let mut u = self.sb.retrans_out as i32;
+        if self.tlp_high_seq.is_some() && self.tlp_retrans {
+            u += 1; // the probe may come back as a DSACK too
+        }
+        self.undo_retrans = if u > 0 { u } else { -1 };
     }
 
     fn undo_cwnd_reduction(&mut self, unmark_loss: bool) {
@@ -1111,14 +1310,14 @@ impl TcpSender {
         false
     }
 
-    fn try_undo_loss(&mut self, tsecr: Nanos) -> bool {
-        if self.may_undo(tsecr) {
+    fn try_undo_loss(&mut self, tsecr: Nanos, frto_undo: bool) -> bool {
+        if frto_undo || self.may_undo(tsecr) {
             self.undo_cwnd_reduction(true);
             self.rto_retries = 0;
             if self.non_sack_preventing_reopen() {
                 return true;
             }
-            if self.sack {
+            if frto_undo || self.sack {
                 self.set_state(CaState::Open);
             }
             return true;
@@ -1145,6 +1344,7 @@ impl TcpSender {
 
     fn init_cwnd_reduction(&mut self) {
         self.high_seq = self.snd_nxt;
+        self.tlp_high_seq = None;
         self.sk.cwnd_cnt = 0;
         self.sk.prior_cwnd = self.sk.cwnd;
         self.prr_delivered = 0;
@@ -1230,8 +1430,31 @@ impl TcpSender {
     /// `tcp_process_loss` (without F-RTO).
     fn process_loss(&mut self, flag: u32, num_dupack: u32, tsecr: Nanos) {
         let recovered = self.snd_una >= self.high_seq;
-        if flag & FLAG_SND_UNA_ADVANCED != 0 && self.try_undo_loss(tsecr) {
+        if flag & FLAG_SND_UNA_ADVANCED != 0 && self.try_undo_loss(tsecr, false) {
             return;
+        }
+        if self.frto {
+            // F-RTO (RFC 5682 §3.1, SACK-enhanced). Step 3.b: data never
+            // retransmitted was (S)ACKed, so not everything was lost: spurious RTO.
+            if flag & FLAG_ORIG_SACK_ACKED != 0 && self.try_undo_loss(tsecr, true) {
+                return;
+            }
+            if self.snd_nxt > self.high_seq {
+                // Step 3.a: new data was sent, yet duplicate ACKs or SACKs came back:
+                // the loss was real.
+                if flag & FLAG_DATA_SACKED != 0 || num_dupack > 0 {
+                    self.frto = false;
+                }
+            } else if flag & FLAG_SND_UNA_ADVANCED != 0 && !recovered {
+                // Step 2.b: send new data instead of retransmitting, and see whether
+                // the next ACK acknowledges data that was never retransmitted.
+                self.high_seq = self.snd_nxt;
+                if self.write_seq > self.snd_nxt && self.snd_una + self.snd_wnd > self.snd_nxt {
+                    self.frto_rexmit_new = true;
+                    return;
+                }
+                self.frto = false;
+            }
         }
         if recovered {
             self.try_undo_recovery(tsecr);
@@ -1294,13 +1517,11 @@ impl TcpSender {
             self.retrans_stamp = None;
         } else if self.snd_una >= self.high_seq {
             match self.sk.ca_state {
-                CaState::Cwr => {
-                    // Hold CWR until something *above* high_seq is ACKed, so the CWR
-                    // flag has reached the receiver.
-                    if self.snd_una != self.high_seq {
-                        self.end_cwnd_reduction();
-                        self.set_state(CaState::Open);
-                    }
+                // Hold CWR until something *above* high_seq is ACKed, so the CWR
+                // flag has reached the receiver.
+                CaState::Cwr if self.snd_una != self.high_seq => {
+                    self.end_cwnd_reduction();
+                    self.set_state(CaState::Open);
                 }
                 CaState::Recovery => {
                     if !self.sack {
@@ -1408,10 +1629,11 @@ impl TcpSender {
     fn rack_detect_loss(&mut self) -> Nanos {
         let reo_wnd = self.rack_reo_wnd();
         let mut timeout: Nanos = 0;
-        let mut i = 0;
-        while i < self.sb.len() {
-            let s = *self.sb.get(i);
-            i += 1;
+        let mut cur = self.sb.next_unsacked(0, true);
+        while let Some(idx) = cur {
+            let s = *self.sb.get(idx);
+            cur = self.sb.next_unsacked(s.seq, false);
+            let i = idx + 1;
             if s.flags.sacked || (s.flags.lost && !s.flags.retrans) {
                 continue;
             }
@@ -1574,6 +1796,7 @@ impl TcpSender {
         sk.snd_nxt = self.snd_nxt;
         sk.srtt_us = (self.rtt.srtt_us8() >> 3) as u32;
         sk.min_rtt_us = self.rtt.min_rtt_us();
+        sk.lsndtime = self.lsndtime;
     }
 
     fn with_cc<R>(&mut self, f: impl FnOnce(&mut AnyCc, &mut CcContext<'_>) -> R) -> R {

@@ -100,6 +100,7 @@ def cli(
         ("95th percentile", f"{d.percentile(0.95) * 1e3:.1f} ms"),
         ("99th percentile", f"{d.percentile(0.99) * 1e3:.1f} ms"),
         ("maximum", f"{d.max_s() * 1e3:.1f} ms"),
+        ("maximum over P >= 1e-6", f"{d.max_s(1e-6) * 1e3:.1f} ms"),
     ]
     rows += [(f"late fraction, deadline {x * 1e3:g} ms", f"{d.late_fraction(x):.4%}") for x in deadlines]
     rows += [

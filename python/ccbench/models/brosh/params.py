@@ -103,6 +103,15 @@ class BroshParams:
       ``"literal"``: p·a/M_s as extracted.
     * ``max_backoff_exp=6``: leaving timeout stage l costs 2^min(l, 6)·T_0 of time and
       backlog (Table 6, "does not exceed 64 times"); 5 gives Eq. 5's 32·T_0 cap.
+    * Byte backlog on a packet grid (note pitfall 4, MSS/a = 8.32 for VoIP): b = k·a
+      with integer k; a round with window w may send w·MSS bytes = w·MSS/a packets
+      (real); whole backlogged packets sent are floor(min(b, w MSS)/a) (Eq. 2) and the
+      fractional remainder of the capacity serves newly arriving data (conserving).
+    * Resolved without a switch (no coherent second reading): the missing Table 6
+      probabilities are 1-p (AL->AL), 1 (FR->) and p (TO->TO); timeout states have
+      w = 0 (Table 2, not the extracted "1"); NL means b > 0 or w < r (Table 2, not
+      the extracted "r < w"); the AL->FR backlog "3" is 3 packets (generated during
+      the 3/f wait for three duplicate ACKs).
     * ``rounding="split"``: a real-valued next backlog (in packets) is split between
       the two neighbouring integer levels with probabilities that preserve its mean;
       ``"nearest"`` rounds (biased, not rate-conserving).

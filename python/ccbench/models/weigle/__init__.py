@@ -41,8 +41,10 @@ Documented modelling choices (each with a switch for the other reading)
    12.5 then 1 % geometric steps; ``grid_step`` alone = uniform) with randomised
    rounding; slow-start windows are exact integers.  Refine the grid to check.
 7. ``N_eps`` uses ``|psi_n - psi_{n-1}| < eps`` (absolute value; the literal test
-   fires at once during slow start); beyond ``N_eps`` the mean and the variance are
-   extended linearly (the paper gives no rule for the variance).
+   fires at once during slow start: ``eps_test="signed"``) holding for ``eps_run=10``
+   consecutive levels (the paper's single test, ``eps_run=1``, can fire at a turning
+   point of psi_n far from steady state); beyond ``N_eps`` the mean and the variance
+   are extended linearly (the paper gives no rule for the variance).
 8. ``N_delta`` uses ``|Theta_i - Theta_inf| / Theta_inf < delta`` for all
    ``N_delta <= i <= 10000`` with ``Theta_inf = Theta_10000``.
 9. ``alpha(w) = max{RTT/w, B/C}`` with ``B = mss_bytes`` (payload only; no header

@@ -63,6 +63,8 @@ def cli(
     early_stop: bool = typer.Option(
         True, "--early-stop/--no-early-stop", help="Stop at N_eps and extrapolate linearly (Section 6)."),
     eps: float = typer.Option(1e-12, "--eps", help="Early-stop tolerance epsilon on |psi_n - psi_{n-1}| (s)."),
+    eps_run: int = typer.Option(
+        10, "--eps-run", help="Consecutive levels the eps test must hold (1 = the paper's test)."),
     delta: float = typer.Option(0.1, "--delta", help="Relative tolerance delta for N_delta (Section 6.1)."),
     plot: Optional[Path] = typer.Option(
         None, "--plot", help="Write E[T_n] (+/- 1 sd) vs n to this PNG or SVG file."),
@@ -87,7 +89,7 @@ def cli(
         if segments < 1:
             raise ValueError(f"segments={segments!r} is invalid; accepted: an integer >= 1")
         n_ref = 10_000
-        res = transfer_time(params, max(segments, n_ref), early_stop=early_stop, eps=eps)
+        res = transfer_time(params, max(segments, n_ref), early_stop=early_stop, eps=eps, eps_run=eps_run)
         nd = n_delta(res, delta, n_ref)
     except ValueError as exc:
         raise typer.BadParameter(str(exc)) from None
@@ -102,7 +104,8 @@ def cli(
         ("E[T_n]", f"{mean:.6g}", "s"),
         ("sd[T_n]", f"{sd:.6g}", "s"),
         ("Theta_n = nB/E[T_n]", f"{theta / 1e6:.6g}", "Mbit/s"),
-        ("N_eps", "not reached" if res.n_eps is None else f"{res.n_eps}", f"segments (eps={eps:g} s)"),
+        ("N_eps", "not reached" if res.n_eps is None else f"{res.n_eps}",
+         f"segments (eps={eps:g} s, run {eps_run})"),
         (f"N_delta (delta={delta:g})", f"{nd}", "segments (Theta_inf = Theta_10000)"),
         ("levels computed", f"{res.n_computed}", "segments"),
         ("t_TO (Eq. 20)", f"{res.t_to:.6g}", "s"),

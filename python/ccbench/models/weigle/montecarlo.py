@@ -10,7 +10,6 @@ which the n-th segment is acknowledged.  It shares only the *specification*
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -151,4 +150,3 @@ def standard_errors_ok(mc: MonteCarloResult, mean, var, k: float = 3.0) -> bool:
 
 
 __all__ = ["MonteCarloResult", "simulate_chain", "standard_errors_ok"]
-_ = math

@@ -188,7 +188,6 @@ def make_protocol(name: str, semantics: str = "corrected", low_window: float | N
 
     if key in ("reno", "tahoe"):
         f2 = _inv
-        dup_ca_w_reno = _half
     else:
         def f2(w: ArrayF, _key=key) -> ArrayF:
             w = np.asarray(w, dtype=float)

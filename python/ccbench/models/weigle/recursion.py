@@ -2,12 +2,16 @@
 
 Numerical scheme (the note's Section 2.10, with one structural speed-up):
 
-* **Congestion avoidance (CA)** states ``(w, w)`` live on a uniform grid
+* **Congestion avoidance (CA)** states ``(w, w)`` live on a window grid on
   ``1..K`` (:func:`.params.window_grid`), non-grid targets by randomised rounding.
   Per level ``n`` the CA unknowns satisfy Eqs. (9) and (16); the same-level
-  (loss) coupling is the sparse, lower-triangular matrix ``I - P_dup``.  Both
-  moments are solved together with one reused sparse LU factorisation of the
-  block system ``[[I-P, 0], [-(2 alpha + 2 RTT P), I-P]]`` (Eq. 16 rearranged).
+  (loss) coupling is the sparse matrix ``I - P_dup``, lower triangular in ascending
+  ``w`` (every loss lowers the window; self-loop only at w = 1).  Both moments are
+  solved together, exactly, for the block system
+  ``[[I-P, 0], [-(2 alpha + 2 RTT P), I-P]]`` (Eq. 16 rearranged), either by the
+  "doubling" product form of its inverse (the ascending-w sweep done in
+  ``log2(depth)`` sparse products; default when sparse) or by one reused sparse LU
+  factorisation (:class:`_LossSolver`).
 * **Slow start (SS)** states ``(w, s)``, integer ``w < s <= L``: every mapped
   protocol enters slow start only at window 1 (``h1 = W - 1``), and a slow-start
   path ``(1,s) -> (2,s) -> ... -> (ceil s, .)`` moves one window and one level per
@@ -248,8 +252,6 @@ def _solver_matrices(ch: Chain):
         Pd = sp.csr_matrix((np.r_[pL * (1 - wt), pL * wt], (np.r_[rows, rows], np.r_[lo, _hi(lo, N)])), shape=(N, N))
     else:
         Pd = sp.csr_matrix((N, N))
-    I = sp.identity(N, format="csr")
-    A = (I - Pd)
     block = sp.bmat([[Pd, None], [sp.diags(2 * a) + 2 * rtt * Pd, Pd]], format="csr")
     # rhs = c_rhs + M_rhs @ Y
     slo, swt = ch.extras["succ"]
@@ -311,6 +313,11 @@ def _solver_matrices(ch: Chain):
     M_x = sp.hstack([M_x, sp.csr_matrix((2 * m, ny - 2 * N))])
     M_out = sp.vstack([M_b, M_x], format="csr")
     c_out = np.r_[c_b, np.zeros(2 * m)]
+    # interleave rows so that the output reshapes to (., 2) = (tau, sigma) pairs
+    perm = np.r_[np.column_stack([np.arange(nj), nj + np.arange(nj)]).ravel(),
+                 2 * nj + np.column_stack([np.arange(m), m + np.arange(m)]).ravel()].astype(np.int64)
+    M_out = M_out[perm].tocsr()
+    c_out = c_out[perm]
     return dict(block=block, M_rhs=M_rhs, c_rhs=c_rhs, M_out=M_out, c_out=c_out, u=u, v=v, ny=ny)
 
 
@@ -384,7 +391,8 @@ class _LossSolver:
 
 
 def transfer_time(params: WeigleParams, n: int, *, early_stop: bool = False, eps: float = 1e-12,
-                  eps_test: str = "absolute", solver: str = "auto", chain: Chain | None = None) -> TransferTime:
+                  eps_test: str = "absolute", eps_run: int = 10, solver: str = "auto",
+                  chain: Chain | None = None) -> TransferTime:
     """Mean and variance of T_1..T_n for a transfer starting in ``(W, S) = (1, L)``.
 
     Implements the mean recursion Eqs. (9)-(11) with initial condition
@@ -400,7 +408,15 @@ def transfer_time(params: WeigleParams, n: int, *, early_stop: bool = False, eps
     linearly: ``tau_m = tau_N + psi_N (m - N)``, ``V_m = V_N + (V_N - V_{N-1})(m - N)``
     (the paper gives no rule for V; linear growth is the Markov-renewal CLT rate).
     ``eps_test="signed"`` uses the printed test without the absolute value.
+    ``eps_run`` (default 10; the paper's test is ``eps_run=1``) requires the test to
+    hold for that many consecutive levels: ``psi_n`` is not monotone (e.g. it has a
+    minimum after slow start, where ``psi_n - psi_{n-1}`` changes sign and a single
+    test can fire far from steady state -- SRF, p = 1e-4, K = 1000 stops at n = 1023
+    with eps_run=1 and a 3x too small extrapolated E[T_100000]).
     """
+    if isinstance(eps_run, bool) or int(eps_run) != eps_run or eps_run < 1:
+        raise ValueError(f"eps_run={eps_run!r} is invalid; accepted: an integer >= 1")
+    eps_run = int(eps_run)
     if eps_test not in EPS_TESTS:
         raise ValueError(f"eps_test={eps_test!r} is not supported; accepted: {', '.join(EPS_TESTS)}")
     eps_abs = eps_test == "absolute"
@@ -441,6 +457,14 @@ def transfer_time(params: WeigleParams, n: int, *, early_stop: bool = False, eps
     # solver and matrices
     lossolve = _LossSolver(mats["block"], solver)
     M_rhs, c_rhs, M_out, c_out = mats["M_rhs"], mats["c_rhs"], mats["M_out"], mats["c_out"]
+    use_doubling = lossolve.method == "doubling"
+    if use_doubling:
+        M_rhs = (sp.diags(lossolve.inv_diag) @ M_rhs).tocsr()
+        c_rhs = c_rhs * lossolve.inv_diag
+    facs = lossolve.facs
+    nfac = len(facs)
+    bufA = np.empty(2 * N)
+    bufB = np.empty(2 * N)
     nj = max(C - 2, 0)
     # window-1 constants
     pL1, pT1, a1 = float(ch.pL[0]), float(ch.pT[0]), float(ch.alpha[0])
@@ -453,13 +477,17 @@ def transfer_time(params: WeigleParams, n: int, *, early_stop: bool = False, eps
     s1lo, s1w = int(slo[0]), float(swt[0])
     s1hi = min(s1lo + 1, N - 1)
     Y = np.zeros(mats["ny"])
+    Yca = Y[:E0]
     rhs = np.empty(2 * N)
     xca = np.empty(2 * N)
     outv = np.empty(M_out.shape[0])
     prod = np.empty((2, C - 1))
     Sfull = np.empty((2, C - 1))          # Sfull[:, c-2] = (S_tau(c), S_sigma(c)), c = 2..C
     ASfull = np.zeros(C - 1)
-    a_row2 = a_ss[2:C].copy()
+    a_row2 = 2.0 * a_ss[2:C]
+    A2_e = 2.0 * A_e
+    E2 = Y[E0:E0 + 2 * (m + 1)].reshape(2, m + 1)[:, :m]   # entry values, tau row and sigma row
+    tmpm = np.empty(m)
     tmpa = np.empty(max(C - 2, 0))
     ce2 = ce - 2
     mean = np.empty(n)
@@ -471,6 +499,7 @@ def transfer_time(params: WeigleParams, n: int, *, early_stop: bool = False, eps
     done = n
     r = C                                # current row; rows < r hold levels lev-1, lev-2, ... (zeros: <= 0)
     psi_prev = None
+    run = 0
     for lev in range(1, n + 1):
         # (a) CA(1) closed form (all losses at window 1 return to window 1; Eqs. 9, 16)
         st = (1.0 - s1w) * Y[s1lo] + s1w * Y[s1hi]
@@ -489,46 +518,54 @@ def transfer_time(params: WeigleParams, n: int, *, early_stop: bool = False, eps
             np.cumsum(prod, axis=1, out=Sfull)
             if C > 2:
                 np.multiply(a_row2, Sfull[0, :C - 2], out=tmpa)
-                np.cumsum(tmpa, out=ASfull[1:])         # ASfull[c-2] = sum_{i<c} alpha(i) S(i)
+                np.cumsum(tmpa, out=ASfull[1:])         # ASfull[c-2] = 2 sum_{i<c} alpha(i) S(i)
             if window_exit:
-                Xtv = diag[1:, 2]
-                Xsv = diag[1:, 3]
-                St, Ss, AS = Sfull[0], Sfull[1], ASfull
+                X2 = diag[1:, 2:4].T                   # (2, m): CA_{lev+1-c}(c), tau and sigma
+                S2, AS = Sfull, ASfull
             else:
                 idx = r * m + x_off
-                Xtv, Xsv = Xt[idx], Xs[idx]
-                St, Ss, AS = Sfull[0, ce2], Sfull[1, ce2], ASfull[ce2]
-            Et = Y[E0:E0 + m]
-            np.multiply(Pi_e, Xtv, out=Et)
-            Et += St
-            Es = Y[E1:E1 + m]
-            np.multiply(A_e, Et, out=Es)
-            Es -= AS
-            Es *= 2.0
-            Es += Ss
-            Es += Pi_e * Xsv
+                X2 = np.vstack((Xt[idx], Xs[idx]))
+                S2, AS = Sfull[:, ce2], ASfull[ce2]
+            # tau_lev(1,s) = S + Pi X ;  sigma_lev(1,s) = S_sig + 2 (A tau - AS) + Pi X_sig
+            np.multiply(X2, Pi_e, out=E2)
+            E2 += S2
+            np.multiply(A2_e, E2[0], out=tmpm)
+            tmpm -= AS
+            E2[1] += tmpm
         Y[E0 + m] = tau1
         Y[E1 + m] = sig1
         mean[lev - 1] = Y[it]
         second[lev - 1] = Y[is_]
         # (d) CA states at level lev: rhs from level lev-1 and the entries, exact loss solve
-        np.copyto(rhs, c_rhs)
-        _matvec_into(M_rhs, Y, rhs)
-        lossolve.solve(rhs, xca)
-        Y[:E0] = xca
+        if use_doubling:
+            # x = prod_k (I + Q^(2^k)) (I - D)^{-1} rhs, (I - D)^{-1} folded into M_rhs/c_rhs
+            np.copyto(bufA, c_rhs)
+            _matvec_into(M_rhs, Y, bufA)
+            src = bufA
+            for k, Qk in enumerate(facs):
+                dst = Yca if k == nfac - 1 else (bufB if src is bufA else bufA)
+                np.copyto(dst, src)
+                _matvec_into(Qk, src, dst)
+                src = dst
+            if nfac == 0:
+                np.copyto(Yca, bufA)
+        else:
+            np.copyto(rhs, c_rhs)
+            _matvec_into(M_rhs, Y, rhs)
+            lossolve.solve(rhs, xca)
+            Y[:E0] = xca
         # (e) b_lev(j), j >= 2, and CA_lev at the slow-start exit points
         np.copyto(outv, c_out)
         _matvec_into(M_out, Y, outv)
         if nj:
-            hist[rW + 2:rW + C, 0] = outv[:nj]
-            hist[rW + 2:rW + C, 1] = outv[nj:2 * nj]
+            hist[rW + 2:rW + C, 0:2] = outv[:2 * nj].reshape(nj, 2)
         if m:
             if window_exit:
-                hist[rW + 2:rW + 2 + m, 2] = outv[2 * nj:2 * nj + m]
-                hist[rW + 2:rW + 2 + m, 3] = outv[2 * nj + m:]
+                hist[rW + 2:rW + 2 + m, 2:4] = outv[2 * nj:].reshape(m, 2)
             else:
-                Xt[r * m:(r + 1) * m] = outv[2 * nj:2 * nj + m]
-                Xs[r * m:(r + 1) * m] = outv[2 * nj + m:]
+                xo = outv[2 * nj:].reshape(m, 2)
+                Xt[r * m:(r + 1) * m] = xo[:, 0]
+                Xs[r * m:(r + 1) * m] = xo[:, 1]
         # next row; compact the history (keep the last C levels)
         r += 1
         if r == HB:
@@ -542,9 +579,13 @@ def transfer_time(params: WeigleParams, n: int, *, early_stop: bool = False, eps
             psi = mean[lev - 1] - mean[lev - 2]
             dpsi = psi - psi_prev if psi_prev is not None else None
             if dpsi is not None and (abs(dpsi) if eps_abs else dpsi) < eps:
-                n_eps = lev
-                done = lev
-                break
+                run += 1
+                if run >= eps_run:
+                    n_eps = lev
+                    done = lev
+                    break
+            else:
+                run = 0
             psi_prev = psi
     var = second[:done] - mean[:done] ** 2
     mean_out = mean[:done]
@@ -555,15 +596,16 @@ def transfer_time(params: WeigleParams, n: int, *, early_stop: bool = False, eps
         mean_out = np.concatenate([mean_out, mean_out[-1] + psi * k])
         var = np.concatenate([var, var[-1] + dv * k])
     elif not early_stop:
-        n_eps = find_n_eps(mean_out, eps, eps_test)
+        n_eps = find_n_eps(mean_out, eps, eps_test, eps_run)
     return TransferTime(params=params, mean_s=mean_out, var_s2=var, n_computed=done, n_eps=n_eps, eps=eps,
                         grid_step=float(np.min(np.diff(ch.grid))) if N > 1 else 0.0, grid_points=N,
                         n_states=ch.n_states, t_to=ch.t_to, seconds=time.perf_counter() - t_start,
                         solver=lossolve.method)
 
 
-def find_n_eps(mean_s: np.ndarray, eps: float = 1e-12, eps_test: str = "absolute") -> int | None:
-    """``N_eps``: first n >= 3 with ``|psi_n - psi_{n-1}| < eps`` (Section 6), or None.
+def find_n_eps(mean_s: np.ndarray, eps: float = 1e-12, eps_test: str = "absolute", eps_run: int = 10) -> int | None:
+    """``N_eps`` (Section 6): first n >= 3 at which ``|psi_n - psi_{n-1}| < eps`` has held
+    for ``eps_run`` consecutive levels (paper: ``eps_run = 1``), or None.
 
     ``eps_test="signed"`` applies the printed test ``psi_n - psi_{n-1} < eps`` (which
     fires at once while slow start shortens the ACK gaps).
@@ -574,8 +616,12 @@ def find_n_eps(mean_s: np.ndarray, eps: float = 1e-12, eps_test: str = "absolute
     d = np.diff(psi)                   # d[k] = psi_{k+2} - psi_{k+1}
     if eps_test == "absolute":
         d = np.abs(d)
-    idx = np.nonzero(d[1:] < eps)[0]
-    return int(idx[0] + 3) if idx.size else None
+    ok = (d[1:] < eps).astype(np.int64)       # ok[k] <-> n = k + 3
+    if ok.size < eps_run:
+        return None
+    runs = np.convolve(ok, np.ones(int(eps_run), dtype=np.int64), mode="valid")
+    idx = np.nonzero(runs == eps_run)[0]
+    return int(idx[0] + eps_run - 1 + 3) if idx.size else None
 
 
 def n_delta(result: TransferTime, delta: float = 0.1, n_ref: int = 10_000, relative: bool = True) -> int | None:

@@ -192,6 +192,9 @@ pub struct SockState {
     pub app_limited: u64,
     pub snd_una: u64,
     pub snd_nxt: u64,
+    /// Time of the last data transmission (`lsndtime`; CUBIC shifts its epoch by
+    /// the idle time on TX_START, which is raised before this is updated).
+    pub lsndtime: Nanos,
     /// ECN negotiated.
     pub ecn_ok: bool,
     /// `sk_pacing_rate`, bytes per second; `u64::MAX` = unlimited.
@@ -222,6 +225,7 @@ impl SockState {
             app_limited: 0,
             snd_una: 0,
             snd_nxt: 0,
+            lsndtime: 0,
             ecn_ok: false,
             pacing_rate: u64::MAX,
             pacing_needed: false,
@@ -343,9 +347,9 @@ pub trait CongControl: CongestionOps {
 /// [`registry`].
 macro_rules! any_cc {
     ($($variant:ident($ty:ty) => $hook:ident),+ $(,)?) => {
-        /// A congestion-control instance, dispatched statically (no `Box` on the
-        /// per-ACK path).
-        #[derive(Clone, Debug)]
+        /// A congestion-control instance, dispatched statically for the built-in
+        /// algorithms (no `Box` on the per-ACK path); the two `Custom*` variants take
+        /// any boxed implementation, for experiments and tests.
         pub enum AnyCc { $($variant($ty)),+ }
 
         impl AnyCc {
@@ -384,11 +388,63 @@ any_cc! {
     Bbr(bbr::Bbr) => control,
     Dctcp(dctcp::Dctcp) => avoid,
     Compound(compound::Compound) => avoid,
+    CustomAvoid(Box<dyn CongAvoid + Send>) => avoid,
+    CustomControl(Box<dyn CongControl + Send>) => control,
 }
 
 impl AnyCc {
     pub fn name(&self) -> &'static str {
         self.ops_ref().name()
+    }
+}
+
+impl std::fmt::Debug for AnyCc {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "AnyCc({})", self.name())
+    }
+}
+
+// Boxed algorithms forward every hook, so `Box<dyn CongAvoid>` is itself an
+// algorithm (this is what the `Custom*` variants rely on).
+impl<T: CongestionOps + ?Sized> CongestionOps for Box<T> {
+    fn name(&self) -> &'static str {
+        (**self).name()
+    }
+    fn init(&mut self, cx: &mut CcContext<'_>) {
+        (**self).init(cx)
+    }
+    fn ssthresh(&mut self, cx: &mut CcContext<'_>) -> u32 {
+        (**self).ssthresh(cx)
+    }
+    fn undo_cwnd(&mut self, cx: &mut CcContext<'_>) -> u32 {
+        (**self).undo_cwnd(cx)
+    }
+    fn set_state(&mut self, cx: &mut CcContext<'_>, new: CaState) {
+        (**self).set_state(cx, new)
+    }
+    fn cwnd_event(&mut self, cx: &mut CcContext<'_>, ev: CaEvent) {
+        (**self).cwnd_event(cx, ev)
+    }
+    fn in_ack_event(&mut self, cx: &mut CcContext<'_>, flags: AckFlags) {
+        (**self).in_ack_event(cx, flags)
+    }
+    fn pkts_acked(&mut self, cx: &mut CcContext<'_>, sample: &AckSample) {
+        (**self).pkts_acked(cx, sample)
+    }
+    fn needs_ecn(&self) -> bool {
+        (**self).needs_ecn()
+    }
+}
+
+impl<T: CongAvoid + ?Sized> CongAvoid for Box<T> {
+    fn cong_avoid(&mut self, cx: &mut CcContext<'_>, acked: u32) {
+        (**self).cong_avoid(cx, acked)
+    }
+}
+
+impl<T: CongControl + ?Sized> CongControl for Box<T> {
+    fn cong_control(&mut self, cx: &mut CcContext<'_>, rs: &RateSample) {
+        (**self).cong_control(cx, rs)
     }
 }
 

@@ -1,0 +1,137 @@
+"""``ccbench emu run | check | clean``: the real Linux kernel TCP through the ``ccemu``
+userspace bottleneck (network namespaces; needs root and /dev/net/tun)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import typer
+from rich.console import Console
+
+from ccbench.cli.errors import fail
+
+emu_app = typer.Typer(
+    name="emu",
+    help=(
+        "Emulate a scenario with the real Linux kernel TCP: two network namespaces joined "
+        "by the ccemu bottleneck, which runs the simulator's own queue and loss code in real "
+        "time. Needs root, /dev/net/tun, `ip` and the ccemu binary (cargo build --release -p ccemu).\n\n"
+        "Examples:\n\n"
+        "  ccbench emu check\n\n"
+        "  sudo ccbench emu run examples/adsl1_voip.toml --seed 1 --out runs/adsl-emu\n\n"
+        "  sudo ccbench emu clean"
+    ),
+    no_args_is_help=True,
+)
+
+
+def _timing_lines(run) -> list[str]:
+    lines = []
+    for d, v in run.meta["emu"]["timing_error_ns"].items():
+        p = v.get("percentiles", {})
+        if not v.get("count"):
+            continue
+
+        def us(key):
+            x = p.get(key)
+            return "-" if x is None else f"{x / 1e3:.1f}"
+
+        lines.append(
+            f"{d}: {v['count']:,} departures, actual - scheduled (us): p50 {us('p50')}  p90 {us('p90')}  "
+            f"p99 {us('p99')}  p99.9 {us('p99.9')}  max {us('p100')}"
+        )
+    return lines
+
+
+@emu_app.command("run")
+def run_cmd(
+    scenario: Path = typer.Argument(..., help="Scenario file (TOML).", show_default=False),
+    seed: int = typer.Option(None, "--seed", "-s", help="Run seed (default: the scenario's run.seed)."),
+    out: Path = typer.Option(None, "--out", "-o", help="Directory to save the run in. Default: runs/<scenario>-emu-seed<N>."),
+    no_save: bool = typer.Option(False, "--no-save", help="Print the table only; do not save the run."),
+    info_interval: float = typer.Option(1.0, "--info-interval-ms", help="TCP_INFO sampling interval in ms."),
+    spin_us: int = typer.Option(50, "--spin-us", help="The bottleneck spins this long before each departure."),
+    rt_prio: int = typer.Option(10, "--rt-prio", help="SCHED_FIFO priority of the bottleneck threads (0 = normal scheduling)."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
+) -> None:
+    """Emulate a scenario (real kernel TCP) and print the same per-flow table as ``ccbench run``.
+
+    Example: sudo ccbench emu run examples/adsl1_voip.toml --seed 1
+    """
+    from ccbench.backends.emu import emulate
+    from ccbench.cli.progress import sim_progress
+    from ccbench.cli.run import flow_table
+    from ccbench.emu import EmulationError
+    from ccbench.scenario import load_scenario
+
+    sc = load_scenario(scenario)
+    try:
+        with sim_progress(f"emulating {scenario.name}", enabled=not quiet) as progress:
+            run = emulate(sc, seed=seed, progress=progress, info_interval=info_interval * 1e-3, spin_us=spin_us, rt_prio=rt_prio)
+    except EmulationError as e:
+        raise fail(str(e))
+    console = Console()
+    target = None
+    if not no_save:
+        target = out or Path("runs") / f"{scenario.stem}-emu-seed{run.meta['seed']}"
+        run.save(target)
+    console.print(flow_table(run, f"{scenario.name}  seed {run.meta['seed']}  (emulated, kernel {run.meta['versions']['kernel']})"))
+    for line in _timing_lines(run):
+        console.print(f"[dim]{line}[/dim]")
+    for msg in run.meta["emu"]["ignored"]:
+        console.print(f"[yellow]ignored by the emulator:[/yellow] {msg}")
+    if target is not None:
+        console.print(f"saved to {target}")
+
+
+@emu_app.command("check")
+def check_cmd(as_json: bool = typer.Option(False, "--json", help="Print the findings as JSON.")) -> None:
+    """What this machine supports: root, /dev/net/tun, ip netns, the ccemu binary, congestion controls."""
+    from ccbench.emu import check
+
+    info = check()
+    if as_json:
+        typer.echo(json.dumps(info, indent=2))
+    else:
+        def yn(ok):
+            return "yes" if ok else "NO"
+
+        typer.echo(f"root:                {yn(info['root'])}")
+        typer.echo(f"/dev/net/tun:        {yn(info['tun'])}")
+        typer.echo(f"ip:                  {info['ip'] or 'NO'}")
+        typer.echo(f"ip netns:            {yn(info['netns'])}")
+        typer.echo(f"sysctl:              {info['sysctl'] or 'NO'}")
+        typer.echo(f"ccemu:               {info['ccemu'] or 'NO'}")
+        typer.echo(f"kernel:              {info['kernel']}")
+        typer.echo(f"congestion controls: {' '.join(info['congestion_controls']) or '(none)'}")
+        if info["problems"]:
+            typer.echo("cannot emulate: " + "; ".join(info["problems"]))
+        else:
+            typer.echo("ready to emulate")
+    if info["problems"]:
+        raise typer.Exit(1)
+
+
+@emu_app.command("clean")
+def clean_cmd(force: bool = typer.Option(False, "--force", help="Also remove namespaces of runs that still look alive.")) -> None:
+    """Remove leftover ccb-* network namespaces (of crashed or killed runs)."""
+    import os
+
+    from ccbench.emu import clean, list_namespaces
+
+    if os.geteuid() != 0:
+        left = list_namespaces()
+        raise fail(f"not root: cannot delete network namespaces ({len(left)} ccb-* namespaces present)")
+    removed = clean(force=force)
+    typer.echo(f"removed {len(removed)} namespace(s)" + (": " + ", ".join(removed) if removed else ""))
+    left = list_namespaces()
+    if left:
+        typer.echo(f"still present (runs alive; --force removes them): {', '.join(left)}")
+
+
+def register(app: typer.Typer) -> None:
+    """Adds the ``emu`` sub-app to the ``ccbench`` command line."""
+    app.add_typer(emu_app, name="emu")
+
+

@@ -1,0 +1,303 @@
+"""Path loss-process probe (ccprobe + ccbench.probe): server and client on loopback.
+
+Losses and reordering are injected by the server's test-only ``--debug-loss`` /
+``--debug-reorder`` options (seeded); nothing but 127.0.0.1 is ever contacted.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import struct
+import subprocess
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+import pandas as pd
+import pytest
+import typer
+from typer.testing import CliRunner
+
+from ccbench.run import Run
+
+probe = pytest.importorskip("ccbench.probe")
+
+try:
+    EXE = str(probe.find_ccprobe())
+except probe.ProbeError as e:  # pragma: no cover
+    pytest.skip(f"{e}", allow_module_level=True)
+
+FAST = 50_000.0  # per-client cap raised for loopback tests (allowed on loopback only)
+
+
+def cli_app() -> typer.Typer:
+    from ccbench.cli import probe as probe_cli
+
+    app = typer.Typer()
+
+    @app.callback()
+    def _main() -> None:
+        pass
+
+    probe_cli.register(app)
+    return app
+
+
+# ---- raw protocol helpers (Python re-implementation of the wire format) ----------------
+
+def fnv1a(data: bytes, h: int = 0xCBF29CE484222325) -> int:
+    for b in data:
+        h = ((h ^ b) * 0x100000001B3) & 0xFFFFFFFFFFFFFFFF
+    return h
+
+
+def udp_packet(req_id: int, seq: int, size: int = 48) -> bytearray:
+    pkt = bytearray(b"UDP_TEST" + struct.pack(">QQ", req_id, seq) + (time.time_ns()).to_bytes(16, "big") + bytes(8)
+                    + bytes(size - 48))
+    pkt[40:48] = struct.pack(">Q", fnv1a(bytes(pkt)))
+    return pkt
+
+
+def recv_exact(s: socket.socket, n: int) -> bytes:
+    b = b""
+    while len(b) < n:
+        c = s.recv(n - len(b))
+        if not c:
+            raise ConnectionError(f"closed after {len(b)} bytes")
+        b += c
+    return b
+
+
+def read_until_stop(s: socket.socket) -> int:
+    """Skips reports until a StopPacket; returns its error code."""
+    while True:
+        ty = recv_exact(s, 8)
+        if ty == b"STOP_UDP":
+            return struct.unpack(">Q", recv_exact(s, 8))[0]
+        if ty == b"L_REPORT":
+            head = recv_exact(s, 32)
+            recv_exact(s, 8 * struct.unpack(">Q", head[24:32])[0])
+        elif ty == b"RX_TIMES":
+            recv_exact(s, 24 * struct.unpack(">Q", recv_exact(s, 8))[0])
+        else:
+            raise AssertionError(f"unexpected message {ty!r}")
+
+
+# ---- tests -----------------------------------------------------------------------------
+
+def test_loss_rate_matches_seeded_loss_over_100k_packets(tmp_path):
+    p = 0.02
+    t0 = time.monotonic()
+    with probe.start_server(port=0, max_rate=FAST, debug_loss=p, debug_seed=7) as srv:
+        run = probe.probe(srv.address, out=tmp_path / "run", packets=100_000, rate=20_000, max_rate=FAST, timeout=60)
+    elapsed = time.monotonic() - t0
+    pk, dr = run.packets, run.drops
+    measured = len(dr) / len(pk)
+    print(f"configured loss {p}, measured {measured:.5f} ({len(dr)} of {len(pk)}), {elapsed:.1f} s, "
+          f"achieved {run.meta['probe']['achieved_rate_pps']:.0f} pkt/s, min RTT {run.meta['rtt_s'] * 1e6:.1f} us")
+    assert len(pk) == 100_000
+    assert abs(measured - p) <= 0.1 * p
+    assert "debug-dropped" in srv.log()
+    # tables in the usual layout
+    assert set(dr["kind"].astype(str)) == {"drop"} and set(dr["reason"].astype(str)) == {"path"}
+    lost = pk["lost"].to_numpy()
+    assert np.isnan(pk.loc[lost, "t_arrive"]).all() and np.isnan(pk.loc[lost, "t_deliver"]).all()
+    assert np.isfinite(pk.loc[~lost, "t_arrive"]).all()
+    assert (pk.loc[~lost, "t_arrive"] >= pk.loc[~lost, "t_write"]).all()
+    np.testing.assert_array_equal(dr["seq"].to_numpy(), pk.loc[lost, "msg"].to_numpy())
+    np.testing.assert_allclose(dr["t"].to_numpy(), pk.loc[lost, "t_write"].to_numpy())
+    assert run.meta["rtt_s"] > 0 and run.meta["backend"] == "probe"
+    assert run.flows.loc[0, "loss_rate"] == pytest.approx(measured)
+    back = Run.load(tmp_path / "run")
+    pd.testing.assert_frame_equal(back.drops, dr)
+    assert (tmp_path / "run" / "probe_records.csv").exists()
+
+
+def test_reordering_inside_window_is_not_loss_outside_is():
+    with probe.start_server(port=0, max_rate=FAST, debug_reorder=0.05, debug_reorder_depth=50, debug_seed=3,
+                            exit_after=1) as srv:
+        run = probe.probe(srv.address, packets=20_000, rate=20_000, max_rate=FAST, timeout=30)
+        srv.process.wait(10)
+    log = srv.log()
+    reordered = int(log.split("reordered ")[1].split(",")[0])
+    assert reordered > 500, log  # ~5 % of 20,000 held back by 50 packets
+    assert len(run.drops) == 0, log
+    # held back by 200 > 128 packets: those are declared lost (late)
+    with probe.start_server(port=0, max_rate=FAST, debug_reorder=0.05, debug_reorder_depth=200, debug_seed=3) as srv:
+        run = probe.probe(srv.address, packets=20_000, rate=20_000, max_rate=FAST, timeout=30)
+    assert 0.04 < len(run.drops) / 20_000 < 0.06
+
+
+def test_eleventh_client_refused_and_idle_clients_cut_off_after_default_10s():
+    with probe.start_server(port=0) as srv:  # default idle timeout: 10 s
+        socks = []
+        t_conn = []
+        for _ in range(10):
+            t_conn.append(time.monotonic())
+            s = socket.create_connection((srv.host, srv.port), timeout=20)
+            assert recv_exact(s, 8) == b"STARTUDP"
+            recv_exact(s, 8)
+            socks.append(s)
+        # the 11th, raw: a StopPacket with code 4 (server full)
+        s11 = socket.create_connection((srv.host, srv.port), timeout=5)
+        assert struct.unpack(">8sQ", recv_exact(s11, 16)) == (b"STOP_UDP", 4)
+        s11.close()
+        # the 11th, as a user sees it
+        with pytest.raises(probe.ProbeError, match="refused.*maximum number of clients"):
+            probe.run_client(srv.address, packets=10)
+        cp = subprocess.run([EXE, "client", "--server", srv.address, "--out", "/dev/null", "--format", "csv"],
+                            capture_output=True, text=True, timeout=20)
+        assert cp.returncode == 2 and cp.stderr.startswith("error: server") and "refused" in cp.stderr
+        # the ten idle clients: StopPacket code 2 after ~10 s
+        with ThreadPoolExecutor(10) as ex:
+            res = list(ex.map(lambda s: (read_until_stop(s), time.monotonic()), socks))
+        for (code, t), tc in zip(res, t_conn):
+            assert code == 2
+            assert 9.9 <= t - tc <= 12.5, t - tc
+        for s in socks:
+            s.close()
+        time.sleep(0.3)
+        assert srv.log().count("abnormal stop (code 2") == 10
+        # room again
+        time.sleep(0.3)
+        s = socket.create_connection((srv.host, srv.port), timeout=5)
+        assert recv_exact(s, 8) == b"STARTUDP"
+        s.close()
+
+
+def test_corrupt_packet_and_rate_cap_stop_the_session():
+    with probe.start_server(port=0, idle_timeout=5) as srv:
+        # corrupted packet -> abnormal stop, code 3
+        s = socket.create_connection((srv.host, srv.port), timeout=5)
+        ty, rid = struct.unpack(">8sQ", recv_exact(s, 16))
+        assert ty == b"STARTUDP"
+        u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        u.bind(("127.0.0.1", 0))
+        for seq in range(20):
+            u.sendto(udp_packet(rid, seq, 100), (srv.host, srv.port))
+        bad = udp_packet(rid, 20, 100)
+        bad[70] ^= 0x01
+        u.sendto(bad, (srv.host, srv.port))
+        t = time.monotonic()
+        assert read_until_stop(s) == 3
+        assert time.monotonic() - t < 2
+        s.close()
+        # faster than the cap (default 1000 pkt/s, bucket 0.25 s) -> abnormal stop, code 5
+        s = socket.create_connection((srv.host, srv.port), timeout=5)
+        ty, rid = struct.unpack(">8sQ", recv_exact(s, 16))
+        for seq in range(3000):
+            u.sendto(udp_packet(rid, seq), (srv.host, srv.port))
+        assert read_until_stop(s) == 5
+        s.close()
+        u.close()
+        time.sleep(0.3)
+        log = srv.log()
+    assert "abnormal stop (code 3" in log and "abnormal stop (code 5" in log
+
+
+def test_patterns_never_exceed_the_rate(tmp_path):
+    with probe.start_server(port=0, max_rate=5000) as srv:
+        smooth = probe.probe(srv.address, packets=1000, rate=2000, max_rate=5000, drain=0.1, timeout=30)
+        bursty = probe.probe(srv.address, packets=1000, rate=2000, max_rate=5000, pattern="bursty", burst_period=0.05,
+                             drain=0.1, timeout=30, fmt="jsonl", out=tmp_path / "bursty")
+        # a client faster than the server's cap is stopped; the user is told why
+        with pytest.raises(probe.ProbeError, match="faster than the server's per-client rate limit .code 5.; results discarded"):
+            probe.run_client(srv.address, packets=20_000, rate=8000, max_rate=10_000, timeout=30)
+    assert (tmp_path / "bursty" / "probe_records.jsonl").exists()
+    assert len(Run.load(tmp_path / "bursty").drops) == 0
+    for run, allowance in ((smooth, 1 + 2), (bursty, 100)):
+        t = run.packets["t_write"].to_numpy()
+        assert len(run.drops) == 0
+        # packets sent by time t: at most 2000 pkt/s x t + one burst (smooth: 1 ms catch-up)
+        assert (np.arange(1, len(t) + 1) <= 2000 * (t - t[0]) + allowance + 1e-9).all()
+        # and not much slower either
+        assert len(t) / (t[-1] - t[0]) > 1500
+    # smooth: at most rate x 10 ms + 1 + 1 ms of catch-up in any 10 ms window
+    t = smooth.packets["t_write"].to_numpy()
+    assert (np.searchsorted(t, t + 0.01) - np.arange(len(t))).max() <= 23
+    # bursty: 100 packets back-to-back every 50 ms
+    t = bursty.packets["t_write"].to_numpy()
+    gaps = np.diff(t)
+    big = np.nonzero(gaps > 0.01)[0]
+    assert len(big) == 9 and (np.diff(big) == 100).all()
+    assert bursty.meta["probe"]["burst_packets"] == 100
+
+
+@pytest.mark.parametrize(
+    "args, msg",
+    [
+        (["client", "--server", "127.0.0.1:9", "--out", "x.csv", "--size", "1000"], "--size: must be between 48"),
+        (["client", "--server", "localhost", "--out", "x.csv"], "--server: expected HOST:PORT"),
+        (["client", "--server", "127.0.0.1:9", "--out", "x.csv", "--packets", "0"], "--packets: must be between 1 and"),
+        (["client", "--server", "127.0.0.1:9", "--out", "x.csv", "--rate", "abc"], "--rate: expected packets per second"),
+        (["client", "--server", "127.0.0.1:9", "--out", "x.csv", "--rate", "2000"], "above the cap --max-rate 1000"),
+        (["client", "--server", "192.0.2.1:9", "--out", "x.csv", "--max-rate", "5000"], "only on loopback"),
+        (["client", "--server", "127.0.0.1:9", "--out", "x.csv", "--pattern", "wavy"], "--pattern: expected smooth or bursty"),
+        (["client", "--server", "127.0.0.1:9", "--out", "x.txt"], "end it in .csv or .jsonl"),
+        (["client", "--server", "127.0.0.1:1", "--out", "x.csv"], "cannot connect to the probe server at 127.0.0.1:1"),
+        (["server", "--max-clients", "11"], "--max-clients: must be between 1 and 10"),
+        (["server", "--bind", "192.0.2.1", "--max-rate", "5000"], "only on loopback"),
+        (["server", "--bind", "nowhere"], "--bind: expected an IP address"),
+        (["server", "--idle-timeout", "-1"], "--idle-timeout"),
+        (["server", "--debug-loss", "1.5"], "--debug-loss: a probability must be between 0 and 1"),
+        (["server", "--bogus"], "unknown option '--bogus'"),
+        (["frobnicate"], "unknown command 'frobnicate'"),
+    ],
+)
+def test_bad_arguments_give_one_line_errors(args, msg, tmp_path):
+    cp = subprocess.run([EXE, *args], capture_output=True, text=True, timeout=10, cwd=tmp_path)
+    assert cp.returncode == 2
+    lines = cp.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: ") and msg in lines[0], cp.stderr
+
+
+def test_cli_errors_and_missing_binary(tmp_path, monkeypatch):
+    runner = CliRunner()
+    app = cli_app()
+    r = runner.invoke(app, ["probe", "client", "--server", "127.0.0.1:9", "--size", "9", "--out", str(tmp_path / "r")])
+    assert r.exit_code == 2 and "error: --size: must be between 48" in r.output
+    r = runner.invoke(app, ["probe", "client", "--server", "127.0.0.1:9", "--pattern", "wavy"])
+    assert r.exit_code == 2 and "--pattern: expected smooth or bursty" in r.output
+    r = runner.invoke(app, ["probe", "analyse", str(tmp_path / "nope")])
+    assert r.exit_code == 2 and "not a ccbench run directory" in r.output
+    monkeypatch.setenv("CCBENCH_CCPROBE", str(tmp_path / "missing"))
+    with pytest.raises(probe.ProbeError, match="CCBENCH_CCPROBE=.* is not an executable file"):
+        probe.find_ccprobe()
+
+
+def _synthetic_run(loss_times, rtt=0.1, n=4000):
+    t = np.arange(n) * 5e-4
+    lost = np.zeros(n, bool)
+    lost[np.searchsorted(t, loss_times)] = True
+    rec = pd.DataFrame({"seq": np.arange(n), "t_send_s": t, "lost": lost,
+                        "rtt_sample_s": np.where(np.arange(n) % 11 == 10, rtt, np.nan),
+                        "rtt_est_s": rtt, "owd_s": np.where(lost, np.nan, rtt / 2)})
+    return probe.records_to_run(rec, {"size_bytes": 48, "seed": 1, "packets": n})
+
+
+def test_analyse_cli_on_probe_and_other_runs(tmp_path):
+    from ccbench.analysis import loss_burstiness
+
+    loss_t = np.array([0.1, 0.1005, 0.1015, 0.5, 0.55, 1.2, 1.9])
+    run = _synthetic_run(loss_t)
+    assert run.meta["rtt_s"] == pytest.approx(0.1)
+    run.save(tmp_path / "p")
+    want = loss_burstiness(run.drops["t"].to_numpy(), 0.1)
+    assert want.frac_within[0.01] > 0
+    app = cli_app()
+    r = CliRunner().invoke(app, ["probe", "analyse", str(tmp_path / "p"), "--plot", str(tmp_path / "f.png")])
+    assert r.exit_code == 0, r.output
+    assert f"{100 * want.frac_within[0.01]:.1f}%" in r.output and f"{100 * want.frac_within[1.0]:.1f}%" in r.output
+    assert f"{100 * want.poisson_within[1.0]:.1f}%" in r.output
+    assert (tmp_path / "f.png").stat().st_size > 1000
+    # a non-probe run (no meta.rtt_s): per-flow median RTT from the flows table
+    other = Run(packets=run.packets, flows=run.flows.assign(rtt_p50_s=0.2), cwnd=run.cwnd, queue=run.queue,
+                drops=run.drops, meta={"backend": "sim"})
+    other.save(tmp_path / "s")
+    lb = probe.loss_burstiness_of(tmp_path / "s")
+    np.testing.assert_allclose(np.sort(lb.intervals_rtt), np.sort(np.diff(run.drops["t"].to_numpy()) / 0.2))
+    r = CliRunner().invoke(app, ["probe", "analyse", str(tmp_path / "s"), "--rtt-ms", "50"])
+    want = loss_burstiness(run.drops["t"].to_numpy(), 0.05)
+    assert r.exit_code == 0 and f"{100 * want.frac_within[1.0]:.1f}%" in r.output
+    json.loads((tmp_path / "s" / "meta.json").read_text())
