@@ -153,6 +153,31 @@ fn vegas_single_flow_settles_where_wei_theorem_2_1_5_says() {
     }
 }
 
+/// Linux's defaults (alpha 2, beta 4) leave a dead band: once `diff` is in [2, 4] the
+/// window stops moving, so a lone flow holds a constant window with 2 to 4 (plus the
+/// `b^2/(cd)` term, under one packet) of its packets queued.
+#[test]
+fn vegas_linux_defaults_hold_the_window_with_alpha_to_beta_packets_queued() {
+    let (rate, owd) = (10_000_000u64, 20 * MS);
+    let (_c, _d, cd) = path(rate, owd);
+    let mut t = cc("vegas", &[]);
+    t.delayed_ack = false;
+    let cfg = config(
+        1,
+        40 * SEC,
+        dumbbell(1, rate, owd, droptail(100_000, DropRule::Packets)),
+        vec![tcp_flow("v", "srv0", "cli0", t)],
+    );
+    let sim = run(&cfg);
+    let (wlo, whi) = min_max(&cwnd_after(&sim, 0, 30 * SEC));
+    let q = queue_after(&sim, 30 * SEC);
+    let qm = q.iter().sum::<u32>() as f64 / q.len() as f64;
+    println!("defaults: cd = {cd:.2}, cwnd {wlo}..{whi}, backlog mean {qm:.2}");
+    assert_eq!(wlo, whi, "the window is constant in the dead band");
+    assert!(wlo >= cd + 2.0 - 1.0 && wlo <= cd + 5.0, "cwnd {wlo}, cd = {cd:.2}");
+    assert!((2.0 - 1.0..5.0).contains(&qm), "backlog {qm}");
+}
+
 // ------------------------------------------------------------------------------- FAST
 
 /// Wei thesis Theorems 2.2.3.1-2: flows sharing one bottleneck, each with its own

@@ -29,6 +29,9 @@
 //!   beyond `dwnd`. An RTO clears `dwnd`.
 //! - `dwnd` is kept in 1/1024 segments; the socket sees its integer part. `win^k`
 //!   is computed in f64 (k is a parameter).
+//! - Defaults: alpha 1/8, beta 1/2, k 3/4 and gamma 30 packets as in the paper;
+//!   `zeta` = 0.1 as specified for ccbench (not checked against the paper's text here;
+//!   it sets how fast dwnd gives way once `gamma` is exceeded, and is a parameter).
 
 use super::{AckSample, AnyCc, CaEvent, CaState, CcContext, CongAvoid, CongestionOps, ParamSpec, ParamValue, Params};
 use crate::error::ConfigError;

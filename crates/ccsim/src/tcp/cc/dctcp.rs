@@ -196,11 +196,11 @@ impl CongestionOps for Dctcp {
             alpha = (alpha + delivered_ce).min(MAX_ALPHA);
         }
         self.alpha = alpha;
-        let delivered = cx.sk.delivered - self.old_delivered;
-        if delivered > 0 {
+        let ce = cx.sk.delivered_ce - self.old_delivered_ce;
+        if let Some(f) = (ce * MAX_ALPHA as u64).checked_div(cx.sk.delivered - self.old_delivered) {
             self.windows += 1;
             self.sum_alpha += alpha as u64;
-            self.sum_f += (cx.sk.delivered_ce - self.old_delivered_ce) * MAX_ALPHA as u64 / delivered;
+            self.sum_f += f;
         }
         self.reset(cx);
     }

@@ -40,7 +40,12 @@ use super::{AckSample, AnyCc, CaEvent, CaState, CcContext, CongAvoid, Congestion
 use crate::error::ConfigError;
 
 pub const PARAMS: &[ParamSpec] = &[
-    ParamSpec { name: "alpha", default: ParamValue::Int(20), doc: "packets the flow keeps queued at equilibrium" },
+    ParamSpec {
+        name: "alpha",
+        default: ParamValue::Int(20),
+        doc: "packets the flow keeps queued at equilibrium (FAST is not in Linux, so no kernel default; 20 is a \
+              few ms of queue on the 10-100 Mbit/s paths ccbench simulates)",
+    },
     ParamSpec { name: "gamma", default: ParamValue::Float(0.5), doc: "step of the update law, in (0, 1]" },
 ];
 

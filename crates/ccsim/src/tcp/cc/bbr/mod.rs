@@ -235,9 +235,9 @@ impl Bbr {
     /// `bbr_rate_bytes_per_sec`: packets/µs << 24 times gain -> bytes/s, 1% below.
     fn rate_bytes_per_sec(mss: u32, rate: u64, gain: u32) -> u64 {
         let mut rate = rate * mss as u64;
-        rate = rate * gain as u64;
+        rate *= gain as u64;
         rate >>= BBR_SCALE;
-        rate = rate * (1_000_000 / 100 * (100 - PACING_MARGIN_PERCENT));
+        rate *= 1_000_000 / 100 * (100 - PACING_MARGIN_PERCENT);
         rate >> BW_SCALE
     }
 

@@ -20,7 +20,7 @@ fn gains_are_linux_fixed_point() {
 #[test]
 fn pacing_rate_is_gain_times_bw_one_percent_below() {
     // 100 Mbit/s of 1448-byte payloads = 8633 segments/s = 0.008633 /µs.
-    let bw = (8633u64 * BW_UNIT / 1_000_000) as u64;
+    let bw = 8633u64 * BW_UNIT / 1_000_000;
     let r = Bbr::rate_bytes_per_sec(1448, bw, BBR_UNIT);
     let want = 8633.0 * 1448.0 * 0.99;
     assert!((r as f64 - want).abs() / want < 1e-3, "{r} vs {want}");
