@@ -102,3 +102,47 @@ fn probe_rtt_caps_cwnd_at_four_and_restores_after_200ms_and_a_round() {
     assert_eq!(b.mode, Mode::ProbeBw);
     assert!(cx.sk.cwnd >= 100);
 }
+
+/// A policer: two sampling intervals of 4+ rounds, each ending at a loss with >= 20%
+/// of the delivered packets lost, at rates within 1/8 of each other -> BBR adopts
+/// their average as its bandwidth (`lt_use_bw`) and paces at gain 1.
+#[test]
+fn lt_bw_detects_a_policer_after_two_consistent_lossy_intervals() {
+    for enabled in [true, false] {
+        let mut s = sk();
+        let mut rng = Rng::seed_from_u64(1);
+        let mut b = Bbr::new(enabled);
+        b.set_mode(0, Mode::ProbeBw);
+        let mut now = 0;
+        let lossy = RateSample { losses: 1, delivered: 1, interval_us: 1000, ..Default::default() };
+        // The first loss starts sampling.
+        let mut cx = CcContext { now, sk: &mut s, rng: &mut rng };
+        b.lt_bw_sampling(&mut cx, &lossy);
+        for interval in 0..2 {
+            for _ in 0..4 {
+                b.round_start = true;
+                now += 10_000_000;
+                cx.now = now;
+                // 100 delivered and 30 lost per 10 ms round: 10 packets/ms.
+                cx.sk.delivered += 100;
+                cx.sk.lost += 30;
+                let rs = RateSample { losses: 0, ..lossy };
+                b.lt_bw_sampling(&mut cx, &rs);
+            }
+            b.round_start = false;
+            b.lt_bw_sampling(&mut cx, &lossy);
+            if interval == 0 && enabled {
+                assert!(!b.lt_use_bw && b.lt_bw > 0, "first interval only records lt_bw");
+            }
+        }
+        if enabled {
+            assert!(b.lt_use_bw);
+            // 400 packets in 40 ms = 0.01 packets/µs.
+            let want = BW_UNIT / 100;
+            assert!((b.lt_bw as i64 - want as i64).abs() * 100 < want as i64, "lt_bw {} vs {want}", b.lt_bw);
+            assert_eq!(b.bw(), b.lt_bw);
+        } else {
+            assert!(!b.lt_use_bw && b.lt_bw == 0, "lt_bw = false disables the detector");
+        }
+    }
+}
