@@ -25,7 +25,97 @@ module that makes it and is a parameter):
 * :mod:`.envelope`  empirical envelope on a lag grid (conservative between lags);
 * :mod:`.decomposition` four-timestamp delay components, CCDFs, P[sender buffering];
 * :mod:`.io`        CSV/DataFrame formats and validation (:class:`NetcalError`);
-* :mod:`.plots`     α̃(t), CCDFs, bounds (PNG/SVG); :mod:`.cli` the typer command.
+* :mod:`.plots`     α̃(t), CCDFs, bounds (PNG/SVG); :mod:`.cli` the table printer
+  (``print_estimate``) and the older ``--from-csv``-only command;
+* :mod:`.simprobe`  the probe run in the simulator (:func:`~.simprobe.simulate_probes`),
+  behind ``ccbench estimate SCENARIO.toml`` (:mod:`ccbench.cli.estimate`).
+
+The simulator probe
+-------------------
+``ccbench estimate SCENARIO.toml --r-acc 100pkt/s --r-max 5000pkt/s`` (or
+:func:`~.simprobe.simulate_probes`) measures a simulated system the way the paper
+measures a testbed:
+
+1. **Traffic.** For each rate ``r_j = j · r_acc`` the scenario is simulated once with
+   an extra flow ``"probe"``: CBR over TCP, one ``--size`` write (default 1448 B = one
+   MSS, so one write is one segment) every ``size · 8 / r_j`` s, Nagle off
+   (``TCP_NODELAY``, the note's pitfall 3), on a dumbbell pair of its own. ``--cc``,
+   ``--ecn``, ``--delayed-ack`` set the probe's TCP; the scenario's own flows (there may
+   be none) run unchanged beside it. A packet rate "100pkt/s" means 100 writes of
+   ``--size`` per second.
+2. **Warm-up.** The probe starts at ``t = 0`` with the scenario's flows; its first
+   ``--warmup`` (default 10 s) is simulated but not recorded. The analysis samples a
+   train from its start, so the probe connection (slow start and its overshoot) and the
+   cross traffic must be in steady state when the recorded train begins: simulating
+   the warm-up is exactly "start measuring only in steady state", and the recorded train
+   needs no further warm-up fraction (``warmup_fraction = 0``).
+3. **Delay.** ``t_deliver − t_write`` per message, ``t_write`` the scheduled write
+   time (sender-stack buffering counts). The probe table is saved (``--save-probes``)
+   in the CSV format of :mod:`.io`; ``--from-csv`` re-analyses it with the same
+   configuration and gives the same estimate (rates are analysed in the same order with
+   the same seeded random stream; each train is analysed once and that outcome is the
+   estimate's, so the simulator run and the CSV analysis cannot disagree).
+4. **Train length and extensions.** A train is first long enough for ``I`` samples,
+   or as long as the previous rate's final train. When the analysis asks for more
+   (:attr:`RateOutcome.needs_packets`: an extension or stationarity retry ran out of
+   train) the same run (same seed, hence the same prefix) is simulated again, at least
+   twice as long, up to 600 s; that is the simulator's "extend the probing".
+5. **Stop rule.** The paper's: the first rate that is not accepted ends the probing;
+   higher rates are not simulated.
+
+Choices for the simulator probe (:data:`.simprobe.SIM_PROBING`; the plain
+:class:`ProbingConfig` defaults, used for measured CSVs through the Python API, are
+unchanged and the existing behaviour for other systems is kept unless these are asked
+for):
+
+* **Samples spaced in time** (``mean_gap_s = 0.1`` s, ``--sample-spacing``): the mean
+  gap between sampled packets is ``max(2 packets, 0.1 s · packet rate)``. With a gap
+  of 2 packets, ``I`` samples cover only ``2I`` packets from the start of the train
+  (0.1 s at 4000 pkt/s), far shorter than the time scale of the delays (a mark at
+  p = 1e-3 comes every 1000 packets; near the long-term rate the delay's
+  autocorrelation lasts seconds), so the tests would judge the first instant of a
+  train. A spacing in time makes the sampled span ``I · 0.1 s`` at every rate and the
+  extensions (thinning by ``e + 1``) stretch it further, as the paper intends.
+* **I = 150** (``--samples``). With ``ξ < 1/I`` the quantile is the sample maximum
+  whatever ``I`` is below ``1/ξ`` (ξ = 1e-4 in the paper's Sec. III-C2 needs 10⁴
+  samples for a true quantile; with I = 750 it was the maximum too). ``I`` then only
+  sets the power of the two tests; 150 samples spaced ≥ 0.1 s give DF-GLS and the
+  runs test enough power and keep a 40-rate probing within seconds of simulation per
+  rate. The command prints a note when ``ξ < 1/I``. Use ``--samples 750`` for the
+  paper's testbed setting.
+* **Extensions and dependent rates** (``max_extensions = 6``, ``on_exhausted =
+  "accept"``, ``--on-dependent``). Close to the long-term rate the correlation time of
+  the delays grows without bound; reaching runs-test independence by the paper's
+  linear thinning would need trains of many minutes per rate. After 6 extensions
+  (spacing 0.7 s, span 105 s at I = 150) a rate that DF-GLS still finds stationary is
+  accepted and flagged ``accepted_dependent`` (its quantile is from dependent samples:
+  the ε of that rate is nominal) and a warning is printed. ``--on-dependent stop``
+  restores the strict rule (a still-dependent rate ends the probing).
+* **Floor rule** (``floor_fraction = 0.5``, ``floor_blocks = 4``). At low rates the
+  delay sits at its minimum (propagation + transmission: the probe's queues are empty)
+  almost always, with rare spikes after a mark or loss. DF-GLS assumes a continuous
+  autoregressive series and on such zero-inflated series sometimes fails to reject a
+  unit root (the brief saw probing stop at 400 pkt/s). The rule: when at least half of
+  the samples equal the sample minimum (within 1 ns) *and* each quarter of the samples
+  contains such a sample, the series is stationary without DF-GLS (the system empties
+  again and again throughout the train, i.e. it regenerates; an overloaded system's
+  backlog grows and never returns to empty, and a unit-root series does not sit on one
+  value half of the time). Independence is still decided by the runs test. Near the
+  long-term rate the delay is above its minimum most of the time, so DF-GLS alone
+  decides where the probing stops. Off (``None``) in the plain :class:`ProbingConfig`.
+* **Clock resolution** (all configurations): before the tests, delays are rounded to
+  ``constant_tol_s`` (1 ns, the simulator's clock). Differences of float timestamps
+  leave ~1e-15 s of noise on equal delays, which split the ties at the median of the
+  runs test at random and made near-constant trains look dependent.
+* **Stationarity retries** stay at 2 (the package default), DF-GLS constant-only with
+  BIC lags at level 0.05, runs test about the median at level 0.05.
+* **Result on the paper's ECN-AIMD system** (Sec. III-C2; ``tests/test_netcal_sim.py``):
+  the largest stationary rate is 3900 pkt/s (stop at 4000) with r_acc = 100 pkt/s,
+  ξ = 1e-4. The paper's 4143 pkt/s is the Mathis rate of an idealised AIMD (the paper's
+  estimator found 4100); Linux Reno as simulated here does not grow cwnd during the
+  one-RTT CWR reduction (PRR), and a backlogged probe delivers about 4000–4100 pkt/s
+  (a single-run 60 s "bulk" figure is inflated by slow start and varies by ±6 %
+  between seeds). The estimator stops just below this system's own long-term rate.
 """
 
 from __future__ import annotations

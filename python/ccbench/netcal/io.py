@@ -71,7 +71,7 @@ def read_csv(path) -> pd.DataFrame:
     if not p.is_file():
         raise NetcalError(f"no such file: {p}")
     try:
-        return pd.read_csv(p)
+        return pd.read_csv(p, float_precision="round_trip")
     except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
         raise NetcalError(f"cannot parse {p} as CSV: {exc}") from None
 

@@ -574,6 +574,16 @@ impl Simulation {
             .collect()
     }
 
+    /// The TCP sender of flow `flow` (index in the config; its first connection when
+    /// the flow is split over several), for tests and tools that inspect
+    /// congestion-control state after a run; `None` for UDP flows.
+    pub fn tcp_sender(&self, flow: usize) -> Option<&crate::tcp::TcpSender> {
+        match &self.flows.get(flow)?.transport {
+            Transport::Tcp(g) => g.conns.first().map(|c| &c.snd),
+            Transport::Udp { .. } => None,
+        }
+    }
+
     /// Total packets serialised on `link` so far.
     pub fn link_tx_pkts(&self, name: &str) -> Option<u64> {
         self.links.iter().find(|l| l.name == name).map(|l| l.tx_pkts)

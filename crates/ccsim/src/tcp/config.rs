@@ -6,6 +6,7 @@
 
 use crate::error::ConfigError;
 use crate::tcp::cc;
+use crate::tcp::pacing::PacingMode;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -96,10 +97,12 @@ pub struct TcpConfig {
     /// `net.ipv4.tcp_slow_start_after_idle` = 1.
     #[serde(default = "d_true")]
     pub slow_start_after_idle: bool,
-    /// Pace every flow at Linux's `tcp_update_pacing_rate` rate (as with the `fq`
-    /// qdisc). Off by default: Linux only paces with fq or when the CC asks (BBR).
+    /// Pacing (see [`PacingMode`]): `false`/`"off"`, `true`/`"fq"` (every flow paced at
+    /// Linux's `tcp_update_pacing_rate` rate, as with the `fq` qdisc), or `"random"`
+    /// (Wei's randomized pacing, thesis Algorithm 4). Off by default: Linux only paces
+    /// with fq or when the CC asks (BBR, which paces at its own rate in every mode).
     #[serde(default)]
-    pub pacing: bool,
+    pub pacing: PacingMode,
     /// `TCP_RTO_MIN` = 200 ms.
     #[serde(default = "d_min_rto")]
     pub min_rto_ms: u64,
@@ -174,7 +177,7 @@ impl Default for TcpConfig {
             tlp: true,
             frto: true,
             slow_start_after_idle: true,
-            pacing: false,
+            pacing: PacingMode::Off,
             min_rto_ms: d_min_rto(),
             max_rto_ms: d_max_rto(),
             initial_rto_ms: d_initial_rto(),
@@ -279,6 +282,15 @@ mod tests {
     fn unknown_field_is_rejected_by_serde() {
         assert!(serde_json::from_str::<TcpConfig>(r#"{"msss": 1000}"#).is_err());
         assert!(serde_json::from_str::<TcpConfig>(r#"{"sndbuf_bytes": -1}"#).is_err());
+    }
+
+    #[test]
+    fn pacing_accepts_the_old_bool_and_mode_names() {
+        let c: TcpConfig = serde_json::from_str(r#"{"pacing": true}"#).unwrap();
+        assert_eq!(c.pacing, PacingMode::Fq);
+        let c: TcpConfig = serde_json::from_str(r#"{"pacing": "random"}"#).unwrap();
+        assert_eq!(c.pacing, PacingMode::Random);
+        assert!(serde_json::from_str::<TcpConfig>(r#"{"pacing": "sometimes"}"#).is_err());
     }
 
     #[test]

@@ -7,6 +7,7 @@
 pub mod cc;
 pub mod config;
 pub mod minmax;
+pub mod pacing;
 pub mod rate;
 pub mod receiver;
 pub mod rtt;
@@ -18,6 +19,7 @@ pub mod sender;
 mod tests;
 
 pub use config::{CcConfig, RecoveryMode, TcpConfig};
+pub use pacing::PacingMode;
 pub use receiver::{Arrival, EcnMode, ReceiverConfig, TcpReceiver};
 pub use segment::{SackBlock, Segment, MAX_SACK_BLOCKS};
 pub use sender::{SenderState, SenderStats, TcpSender};

@@ -23,7 +23,7 @@
 //! | cwnd validation | `cwnd_validate` | `tcp_cwnd_validate`, `tcp_cwnd_application_limited` |
 //! | slow start after idle | `cwnd_restart` | `tcp_slow_start_after_idle_check`, `tcp_cwnd_restart` |
 //! | Nagle | `nagle_holds` | `tcp_nagle_check` with Minshall's variant |
-//! | pacing | `update_pacing_rate`, `after_send_pacing` | `tcp_update_pacing_rate`, `tcp_update_skb_after_send` |
+//! | pacing | `update_pacing_rate`, `after_send_pacing` | `tcp_update_pacing_rate`, `tcp_update_skb_after_send`; `pacing = "random"`: [`crate::tcp::pacing`] |
 //! | ECN | `enter_cwr`, CWR flag | `tcp_enter_cwr`, `tcp_ecn_queue_cwr`, `tcp_ecn_send` |
 //!
 //! **Lost retransmissions** are detected the way Linux does today, by time (RACK,
@@ -68,6 +68,7 @@ use crate::tcp::cc::{
     AckFlags, AckSample, AnyCc, CaEvent, CaState, CcContext, RateSample, SockState, INFINITE_SSTHRESH,
 };
 use crate::tcp::config::{RecoveryMode, TcpConfig};
+use crate::tcp::pacing::{PacingMode, RandomPacer};
 use crate::tcp::rate::RateSampler;
 use crate::tcp::rtt::RttEstimator;
 use crate::tcp::scoreboard::{SegFlags, Scoreboard, TxSeg};
@@ -175,7 +176,9 @@ pub struct TcpSender {
     nagle: bool,
     recovery: RecoveryMode,
     slow_start_after_idle: bool,
-    pacing_cfg: bool,
+    pacing_cfg: PacingMode,
+    /// Wei's randomized pacer (`pacing = "random"`).
+    rpacer: RandomPacer,
     cc: AnyCc,
     sk: SockState,
     rng: Rng,
@@ -273,6 +276,7 @@ impl TcpSender {
             recovery: cfg.recovery,
             slow_start_after_idle: cfg.slow_start_after_idle,
             pacing_cfg: cfg.pacing,
+            rpacer: RandomPacer::default(),
             cc,
             sk,
             rng: Rng::seed_from_u64(0),
@@ -472,7 +476,7 @@ impl TcpSender {
     }
 
     fn pacing_active(&self) -> bool {
-        self.sk.pacing_needed || (self.pacing_cfg && !self.cc.has_cong_control())
+        self.sk.pacing_needed || (self.pacing_cfg != PacingMode::Off && !self.cc.has_cong_control())
     }
 
     fn make_segment(&self, seq: u64, len: u32, retrans: bool, cwr: bool) -> Segment {
@@ -561,6 +565,18 @@ impl TcpSender {
     /// up to half of that as credit for time the sender sat idle.
     fn after_send_pacing(&mut self, len: u32) {
         if !self.pacing_active() {
+            return;
+        }
+        if self.pacing_cfg == PacingMode::Random && !self.sk.pacing_needed {
+            // Wei's Algorithm 4 (see `tcp::pacing`): a grid of srtt/cwnd with random
+            // offsets, once an RTT is known (before that, no pacing). The window is
+            // the one the flow can use: cwnd, or the peer's window if smaller.
+            let srtt = self.rtt.srtt();
+            if srtt > 0 {
+                let rwnd = (self.snd_wnd / self.mss as u64).clamp(1, u32::MAX as u64) as u32;
+                let (cwnd, ssthresh) = (self.sk.cwnd.min(rwnd), self.sk.ssthresh);
+                self.wstamp = self.rpacer.next_departure(self.now, srtt, cwnd, ssthresh, 1, &mut self.rng);
+            }
             return;
         }
         let prior = self.wstamp;
@@ -1785,9 +1801,16 @@ impl TcpSender {
 
     fn with_cc<R>(&mut self, f: impl FnOnce(&mut AnyCc, &mut CcContext<'_>) -> R) -> R {
         self.sync_sk();
+        let app_limited = self.sk.app_limited;
         let mut cx = CcContext { now: self.now, sk: &mut self.sk, rng: &mut self.rng };
         let r = f(&mut self.cc, &mut cx);
         self.sk.cwnd = self.sk.cwnd.max(1);
+        // BBR's PROBE_RTT marks the socket application-limited (`tp->app_limited = ...`
+        // in `bbr_update_min_rtt`) so that its low-rate samples do not enter the
+        // bandwidth filter: a CC's write to `app_limited` reaches the rate sampler.
+        if self.sk.app_limited != app_limited {
+            self.rate.app_limited = self.sk.app_limited;
+        }
         r
     }
 

@@ -30,17 +30,22 @@
 //! Units follow Linux where an algorithm's integer arithmetic depends on them: cwnd in
 //! segments, RTTs in microseconds, rates in bytes per second.
 
+pub mod bbr;
 pub mod bic;
+pub mod compound;
 pub mod cubic;
+pub mod dctcp;
+pub mod fast;
 pub mod highspeed;
 pub mod htcp;
 pub mod hybla;
 pub mod illinois;
 pub mod reno;
 pub mod scalable;
+pub mod vegas;
+pub mod westwood;
 #[cfg(test)]
 pub(crate) mod testkit;
-pub mod westwood;
 
 use crate::error::ConfigError;
 use crate::rng::Rng;
@@ -396,6 +401,11 @@ any_cc! {
     Westwood(westwood::Westwood) => avoid,
     Hybla(hybla::Hybla) => avoid,
     Illinois(illinois::Illinois) => avoid,
+    Vegas(vegas::Vegas) => avoid,
+    Fast(fast::Fast) => avoid,
+    Bbr(bbr::Bbr) => control,
+    Dctcp(dctcp::Dctcp) => avoid,
+    Compound(compound::Compound) => avoid,
     CustomAvoid(Box<dyn CongAvoid + Send>) => avoid,
     CustomControl(Box<dyn CongControl + Send>) => control,
 }
@@ -566,6 +576,41 @@ static REGISTRY: &[CcSpec] = &[
         source: "Linux net/ipv4/tcp_illinois.c; Liu, Basar, Srikant, Perf. Eval. 2008",
         params: illinois::PARAMS,
         build: illinois::build,
+    },
+    CcSpec {
+        name: "vegas",
+        summary: "delay-based: keep alpha..beta segments queued, one cwnd step per RTT",
+        source: "Linux net/ipv4/tcp_vegas.c; Brakmo & Peterson, JSAC 1995",
+        params: vegas::PARAMS,
+        build: vegas::build,
+    },
+    CcSpec {
+        name: "fast",
+        summary: "FAST TCP: w <- min(2w, (1-gamma)w + gamma(baseRTT/RTT w + alpha)) per RTT",
+        source: "Wei, Caltech PhD thesis 2007, Algorithm 2 / Eq. 2.24; Jin, Wei, Low, INFOCOM 2004",
+        params: fast::PARAMS,
+        build: fast::build,
+    },
+    CcSpec {
+        name: "bbr",
+        summary: "BBR v1: pace at the max delivery rate, cap in-flight at 2 BDP, probe RTT every 10 s",
+        source: "Linux net/ipv4/tcp_bbr.c; Cardwell et al., ACM Queue 2016",
+        params: bbr::PARAMS,
+        build: bbr::build,
+    },
+    CcSpec {
+        name: "dctcp",
+        summary: "DCTCP: cut cwnd by alpha/2 per window of ECN marks, alpha = EWMA of the marked fraction",
+        source: "Linux net/ipv4/tcp_dctcp.c; RFC 8257",
+        params: dctcp::PARAMS,
+        build: dctcp::build,
+    },
+    CcSpec {
+        name: "compound",
+        summary: "Compound TCP: Reno window + delay-based dwnd that grows while < gamma packets queue",
+        source: "Tan, Song, Zhang, Sridharan, INFOCOM 2006 (the Windows CTCP design)",
+        params: compound::PARAMS,
+        build: compound::build,
     },
 ];
 

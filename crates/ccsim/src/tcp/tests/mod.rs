@@ -407,7 +407,7 @@ fn closed_window_is_probed_and_reopening_resumes_sending() {
 
 #[test]
 fn pacing_spreads_segments_after_the_first_ten() {
-    let cfg = TcpConfig { pacing: true, ..reno() };
+    let cfg = TcpConfig { pacing: crate::tcp::PacingMode::Fq, ..reno() };
     let mut p = bulk(cfg, 100, 50 * MS, None);
     p.run_until(400 * MS);
     let bursts = p.tx_bursts();
