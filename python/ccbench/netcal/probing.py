@@ -24,6 +24,10 @@ Choices the paper leaves open (all are fields of :class:`ProbingConfig`)
   ``(e + 1)·I`` samples span ``≈ (e + 1)·I·mean_gap`` packets; ``"systematic"`` takes
   every ``round(mean_gap)``-th packet after a random offset. Default ``mean_gap = 2``.
   The random stream is seeded (``seed``, default 0) so results are reproducible.
+  ``mean_gap_s`` (default 0: off) sets a least mean spacing in *time*: the gap in
+  packets becomes ``max(mean_gap, mean_gap_s / packet interval)``, the interval being
+  the median spacing of the send times (the simulator probe uses 0.1 s; see the
+  package docstring).
 * **Thinning offset** (``thinning``): after the ``e``-th extension the kept samples
   are, by default (``"last"``), those with 0-based index ``e, 2e + 1, …`` (the last of
   each group of ``e + 1``), i.e. ``samples[e::e+1]``; ``"first"`` keeps
@@ -48,6 +52,14 @@ Choices the paper leaves open (all are fields of :class:`ProbingConfig`)
   simulator's clock resolution) the samples are stationary and independent by
   definition (both tests are undefined for a constant series); this is how the
   deterministic systems of the paper's Fig. 4 are handled.
+* **Clock resolution**: before the tests the delays are rounded to ``constant_tol_s``
+  (float noise of ~1e-15 s on equal delays would split ties at the median at random).
+* **Floor rule** (``floor_fraction``, ``floor_blocks``; default off): when at least
+  ``floor_fraction`` of the samples equal the sample minimum (within
+  ``constant_tol_s``) and each of ``floor_blocks`` consecutive blocks contains one, the
+  samples are stationary without DF-GLS (the system keeps emptying: it regenerates);
+  the runs test still decides independence. For delays that sit at the propagation
+  delay with rare spikes, on which DF-GLS is unreliable.
 * **Stationarity retries** (``stationarity_retries``, default 2): when DF-GLS does not
   reject a unit root, the probing is extended and the thinned subset re-tested, up to
   two more times, before the rate counts as non-stationary. The paper stops at the
