@@ -18,11 +18,14 @@ from rich.table import Table
 MS = 1_000_000
 SEC = 1_000_000_000
 
+# Peak RSS from VmHWM (this process image's high-water mark): ru_maxrss would carry
+# over the parent's peak across fork+exec.
 _CHILD = r"""
-import json, resource, sys
+import json, sys
 from ccbench import _core
 stats = _core.run_stats(sys.stdin.read())
-stats["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+hwm = [l for l in open("/proc/self/status") if l.startswith("VmHWM:")]
+stats["peak_rss_mb"] = int(hwm[0].split()[1]) / 1024.0 if hwm else float("nan")
 print(json.dumps(stats))
 """
 
