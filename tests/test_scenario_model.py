@@ -11,7 +11,8 @@ import pytest
 from ccbench.scenario import Scenario, ScenarioError, load_scenario, loads_scenario
 
 ROOT = Path(__file__).resolve().parents[1]
-EXAMPLES = sorted((ROOT / "examples").glob("**/*.toml"))
+# Scenario files (sweep specifications, `sweep_*.toml`, have a format of their own).
+EXAMPLES = sorted(p for p in (ROOT / "examples").glob("**/*.toml") if not p.name.startswith("sweep_"))
 
 
 def adsl(**flow_overrides) -> dict:
