@@ -38,8 +38,9 @@ bench.register(app)
 
 def _register_optional() -> None:
     """Sub-commands whose modules may grow independently (models, estimator, ...)."""
-    from ccbench.cli import compare, emu, model, probe, query, report, sweep
+    from ccbench.cli import compare, emu, model, probe, query, report, reproduce, sweep
 
+    reproduce.register(app)
     probe.register(app)
     emu.register(app)
     compare.register(app)

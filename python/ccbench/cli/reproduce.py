@@ -1,0 +1,48 @@
+"""``ccbench reproduce STUDY [--full] [--out DIR]``: the founding studies' experiments."""
+
+from __future__ import annotations
+
+import importlib
+from pathlib import Path
+
+import typer
+
+from ccbench.cli.errors import fail
+
+
+def reproduce_cmd(
+    study: str = typer.Argument(..., help="Study to reproduce; `ccbench reproduce list` lists them.", show_default=False),
+    full: bool = typer.Option(False, "--full", help="The paper's full size (long); default: a reduced size that runs in minutes."),
+    out: Path = typer.Option(None, "--out", "-o", help="Directory for the table (CSV) and figures (default runs/reproduce-STUDY)."),
+) -> None:
+    """Reproduce a founding study and print our numbers next to the paper's.
+
+    Example: ccbench reproduce wei-sync --out runs/wei
+    """
+    from rich.console import Console
+    from rich.table import Table
+
+    from ccbench.studies import STUDIES
+
+    if study == "list":
+        for name, module in STUDIES.items():
+            mod = importlib.import_module(module)
+            typer.echo(f"{name:16} {mod.DESCRIPTION}")
+        return
+    if study not in STUDIES:
+        raise fail(f"study: {study!r} is not a study (accepted: {', '.join(STUDIES)}, or list)")
+    mod = importlib.import_module(STUDIES[study])
+    target = out or Path("runs") / f"reproduce-{study}"
+    target.mkdir(parents=True, exist_ok=True)
+    df = mod.run(full=full, out=target)
+    t = Table(title=f"{study}: ours vs paper ({'full' if full else 'reduced'} size)", title_justify="left")
+    for c in df.columns:
+        t.add_column(str(c), justify="right")
+    for row in df.itertuples(index=False):
+        t.add_row(*[f"{v:.4g}" if isinstance(v, float) else str(v) for v in row])
+    Console(width=None if Console().is_terminal else 140).print(t)
+    typer.echo(f"table and figures in {target}")
+
+
+def register(app: typer.Typer) -> None:
+    app.command("reproduce")(reproduce_cmd)

@@ -1,0 +1,15 @@
+"""Reproductions of the founding studies: one module per study, each with its
+scenarios, a reduced default size that runs in minutes, a ``full`` size, and a table
+of our numbers next to the paper's. ``ccbench reproduce STUDY [--full]`` runs one.
+
+Each module exposes ``run(full: bool = False, out: Path | None = None) -> pandas.DataFrame``
+(the ours-versus-paper table, also written to ``out`` with its figures) and a
+``DESCRIPTION`` string.
+"""
+
+STUDIES = {
+    "wei-sync": "ccbench.studies.wei_sync",
+    "brosh-droptail": "ccbench.studies.brosh_droptail",
+    "brosh-split": "ccbench.studies.brosh_split",
+    "luebben-fig9": "ccbench.studies.luebben_fig9",
+}
