@@ -94,7 +94,7 @@ def _fmt_pps(bps: float, size: int) -> str:
 
 def estimate_cmd(
     scenario: Optional[Path] = typer.Argument(
-        None, help="Scenario file (TOML) to probe in the simulator; may have no [[flows]].", show_default=False),
+        None, help="Scenario file (TOML) to probe in the simulator; it may have no flows.", show_default=False),
     from_csv: Optional[Path] = typer.Option(
         None, "--from-csv", help="Analyse this probe CSV (rate_bps, seq, bytes, t_send_s, t_recv_s) instead.",
         show_default=False),
