@@ -95,8 +95,8 @@ def test_ecn_aimd_stationarity_boundary():
     assert largest <= capacity * 1.02
     # And close to it, from below. The delays' correlation time grows without bound as
     # the rate approaches the long-term rate, so a finite train stops somewhat below it,
-    # at a seed-dependent rate: 3900, 3700, 3500 pkt/s for seeds 1, 2, 3 (this test: seed
-    # 1), i.e. 4-14 % below; 15 % is the bound.
+    # at a seed-dependent rate: 3900, 3700, 3500, 3400, 3900 pkt/s for seeds 1-5 (this
+    # test: seed 1, deterministic), i.e. 3-17 % below ~4050; 15 % is the bound for seed 1.
     assert largest >= capacity * 0.85
     # In the paper's terms: not above the idealised AIMD's rate, within 15 % of it. (The
     # brief's "within 2 % of 4143" is above this simulator's own long-term rate.)

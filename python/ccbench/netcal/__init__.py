@@ -116,7 +116,7 @@ for):
   one-RTT CWR reduction (PRR), and a backlogged probe delivers about 4000–4100 pkt/s
   (a single-run 60 s "bulk" figure is inflated by slow start and varies by ±6 %
   between seeds). The estimator stops below this system's own long-term rate, at a
-  seed-dependent rate (3900, 3700, 3500 pkt/s for seeds 1, 2, 3: near the long-term
+  seed-dependent rate (3900, 3700, 3500, 3400, 3900 pkt/s for seeds 1-5: near the long-term
   rate a finite train's DF-GLS verdict is noisy); it cannot reach "within 2 % of 4143"
   without accepting rates this system cannot carry.
 """
