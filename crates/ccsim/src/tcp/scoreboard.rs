@@ -68,9 +68,17 @@ pub struct Scoreboard {
     pending_hint: u64,
     /// End of the highest SACKed segment (`tcp_highest_sack_seq` when SACKs exist).
     pub highest_sack_end: u64,
-    /// Start of every segment not SACKed, so RACK's walk skips the SACKed ones (the
-    /// role of Linux's `tsorted_sent_queue`, from which SACKed skbs are removed).
+    /// Start of every segment RACK has to examine: not SACKed, and not marked lost
+    /// while awaiting retransmission (the role of Linux's `tsorted_sent_queue`, from
+    /// which SACKed skbs are removed; Linux skips lost-not-retransmitted ones with a
+    /// `continue`, we keep them out of the set so a long loss episode does not make
+    /// every ACK walk all of its holes again).
     unsacked: BTreeSet<u64>,
+}
+
+/// Whether RACK's loss detection must look at a segment with these flags.
+fn rack_candidate(f: SegFlags) -> bool {
+    !f.sacked && !(f.lost && !f.retrans)
 }
 
 impl Scoreboard {
@@ -116,8 +124,9 @@ impl Scoreboard {
         self.segs.partition_point(|s| s.end_seq() <= seq)
     }
 
-    /// Index of the first segment not SACKed starting strictly after `seq` (or at
-    /// or after it when `inclusive`).
+    /// Index of the first segment RACK examines (not SACKed, not lost-and-awaiting
+    /// retransmission) starting strictly after `seq` (or at or after it when
+    /// `inclusive`).
     pub fn next_unsacked(&self, seq: u64, inclusive: bool) -> Option<usize> {
         let lo = if inclusive { Bound::Included(seq) } else { Bound::Excluded(seq) };
         let s = *self.unsacked.range((lo, Bound::Unbounded)).next()?;
@@ -148,11 +157,11 @@ impl Scoreboard {
         adj(&mut self.lost_out, old.lost, new.lost);
         adj(&mut self.retrans_out, old.retrans, new.retrans);
         adj(&mut self.pending_out, old_pending, new_pending);
-        match (old.sacked, new.sacked) {
-            (false, true) => {
+        match (rack_candidate(old), rack_candidate(new)) {
+            (true, false) => {
                 self.unsacked.remove(&seq);
             }
-            (true, false) => {
+            (false, true) => {
                 self.unsacked.insert(seq);
             }
             _ => {}
