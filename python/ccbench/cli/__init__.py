@@ -38,8 +38,9 @@ bench.register(app)
 
 def _register_optional() -> None:
     """Sub-commands whose modules may grow independently (models, estimator, ...)."""
-    from ccbench.cli import compare, emu, model, probe, query, report, reproduce, sweep
+    from ccbench.cli import compare, emu, estimate, model, probe, query, report, reproduce, sweep
 
+    estimate.register(app)
     reproduce.register(app)
     probe.register(app)
     emu.register(app)
