@@ -71,7 +71,11 @@ def read_csv(path) -> pd.DataFrame:
     if not p.is_file():
         raise NetcalError(f"no such file: {p}")
     try:
-        return pd.read_csv(p, float_precision="round_trip")
+        # Floats must read back exactly (re-analysing a saved probe table gives the
+        # same estimate): pandas >= 3 parses round-trip by default and deprecates the
+        # option; older pandas needs it.
+        exact = {} if int(pd.__version__.split(".")[0]) >= 3 else {"float_precision": "round_trip"}
+        return pd.read_csv(p, **exact)
     except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
         raise NetcalError(f"cannot parse {p} as CSV: {exc}") from None
 
