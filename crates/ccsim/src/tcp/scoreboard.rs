@@ -73,7 +73,9 @@ pub struct Scoreboard {
     /// which SACKed skbs are removed; Linux skips lost-not-retransmitted ones with a
     /// `continue`, we keep them out of the set so a long loss episode does not make
     /// every ACK walk all of its holes again).
-    unsacked: BTreeSet<u64>,
+    /// Keyed by (last transmission time, seq): Linux's `tsorted_sent_queue` order, so
+    /// the walk can stop at the first segment sent after the RACK segment.
+    tsorted: BTreeSet<(Nanos, u64)>,
 }
 
 /// Whether RACK's loss detection must look at a segment with these flags.
@@ -115,7 +117,7 @@ impl Scoreboard {
     pub fn push(&mut self, seg: TxSeg) {
         debug_assert!(self.segs.back().is_none_or(|b| b.end_seq() == seg.seq));
         debug_assert!(!seg.flags.sacked);
-        self.unsacked.insert(seg.seq);
+        self.tsorted.insert((seg.tx_time, seg.seq));
         self.segs.push_back(seg);
     }
 
@@ -124,13 +126,16 @@ impl Scoreboard {
         self.segs.partition_point(|s| s.end_seq() <= seq)
     }
 
-    /// Index of the first segment RACK examines (not SACKed, not lost-and-awaiting
-    /// retransmission) starting strictly after `seq` (or at or after it when
-    /// `inclusive`).
-    pub fn next_unsacked(&self, seq: u64, inclusive: bool) -> Option<usize> {
-        let lo = if inclusive { Bound::Included(seq) } else { Bound::Excluded(seq) };
-        let s = *self.unsacked.range((lo, Bound::Unbounded)).next()?;
-        Some(self.first_at_or_after(s))
+    /// The next segment RACK examines (not SACKed, not lost-and-awaiting
+    /// retransmission) in transmission order after `after` (from the oldest when
+    /// None): its `(tx_time, seq)` key and index.
+    pub fn next_tsorted(&self, after: Option<(Nanos, u64)>) -> Option<((Nanos, u64), usize)> {
+        let lo = match after {
+            Some(k) => Bound::Excluded(k),
+            None => Bound::Unbounded,
+        };
+        let k = *self.tsorted.range((lo, Bound::Unbounded)).next()?;
+        Some((k, self.first_at_or_after(k.1)))
     }
 
     /// Index of the first segment starting at or after `seq`.
@@ -157,12 +162,13 @@ impl Scoreboard {
         adj(&mut self.lost_out, old.lost, new.lost);
         adj(&mut self.retrans_out, old.retrans, new.retrans);
         adj(&mut self.pending_out, old_pending, new_pending);
+        let tx = s.tx_time;
         match (rack_candidate(old), rack_candidate(new)) {
             (true, false) => {
-                self.unsacked.remove(&seq);
+                self.tsorted.remove(&(tx, seq));
             }
             (false, true) => {
-                self.unsacked.insert(seq);
+                self.tsorted.insert((tx, seq));
             }
             _ => {}
         }
@@ -203,19 +209,28 @@ impl Scoreboard {
     pub fn mark_retransmitted(&mut self, i: usize, now: Nanos, rate: TxRateInfo) {
         let f = self.segs[i].flags;
         self.set_flags(i, SegFlags { retrans: true, ..f });
+        self.retime(i, now);
         let s = &mut self.segs[i];
         s.ever_retrans = true;
-        s.tx_time = now;
         s.rate = rate;
+    }
+
+    /// A new transmission time moves the segment to the tail of the send order.
+    fn retime(&mut self, i: usize, now: Nanos) {
+        let s = &mut self.segs[i];
+        if self.tsorted.remove(&(s.tx_time, s.seq)) {
+            self.tsorted.insert((now, s.seq));
+        }
+        s.tx_time = now;
     }
 
     /// A tail-loss-probe retransmission (`__tcp_retransmit_skb` without the
     /// `retrans_out` accounting): only the send time, rate snapshot and
     /// `EVER_RETRANS` change.
     pub fn mark_probe_retransmitted(&mut self, i: usize, now: Nanos, rate: TxRateInfo) {
+        self.retime(i, now);
         let s = &mut self.segs[i];
         s.ever_retrans = true;
-        s.tx_time = now;
         s.rate = rate;
     }
 
@@ -232,7 +247,7 @@ impl Scoreboard {
             // Clear the flags through set_flags so the counters follow.
             self.set_flags(0, SegFlags::default());
             let mut s = self.segs.pop_front().expect("head exists");
-            self.unsacked.remove(&s.seq);
+            self.tsorted.remove(&(s.tx_time, s.seq));
             s.flags = f;
             if self.segs.is_empty() {
                 self.highest_sack_end = 0;
@@ -243,8 +258,8 @@ impl Scoreboard {
                 let old = h.seq;
                 h.len -= (ack - h.seq) as u32;
                 h.seq = ack;
-                if self.unsacked.remove(&old) {
-                    self.unsacked.insert(ack);
+                if self.tsorted.remove(&(h.tx_time, old)) {
+                    self.tsorted.insert((h.tx_time, ack));
                 }
             }
             None
@@ -349,15 +364,26 @@ mod tests {
     }
 
     #[test]
-    fn unsacked_walk_skips_sacked_segments() {
+    fn rack_walk_is_in_send_order_and_skips_sacked_and_pending() {
         let mut s = sb(6);
         for i in 1..5 {
             s.mark_sacked(i);
         }
-        assert_eq!(s.next_unsacked(0, true), Some(0));
-        assert_eq!(s.next_unsacked(0, false), Some(5));
-        s.pop_acked(100);
-        assert_eq!(s.next_unsacked(0, true), Some(4));
+        let walk = |s: &Scoreboard| {
+            let mut v = vec![];
+            let mut cur = s.next_tsorted(None);
+            while let Some((k, i)) = cur {
+                v.push(i);
+                cur = s.next_tsorted(Some(k));
+            }
+            v
+        };
+        assert_eq!(walk(&s), vec![0, 5]);
+        // Lost and awaiting retransmission: not examined; retransmitted: examined last.
+        s.mark_lost(0);
+        assert_eq!(walk(&s), vec![5]);
+        s.mark_retransmitted(0, 1_000, TxRateInfo::default());
+        assert_eq!(walk(&s), vec![5, 0]);
     }
 
     #[test]

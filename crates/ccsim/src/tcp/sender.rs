@@ -1629,10 +1629,12 @@ impl TcpSender {
     fn rack_detect_loss(&mut self) -> Nanos {
         let reo_wnd = self.rack_reo_wnd();
         let mut timeout: Nanos = 0;
-        let mut cur = self.sb.next_unsacked(0, true);
-        while let Some(idx) = cur {
+        // Walk in transmission order (Linux's `tsorted_sent_queue`) and stop at the
+        // first segment sent after the RACK segment: everything later was sent later.
+        let mut cur = self.sb.next_tsorted(None);
+        while let Some((key, idx)) = cur {
+            cur = self.sb.next_tsorted(Some(key));
             let s = *self.sb.get(idx);
-            cur = self.sb.next_unsacked(s.seq, false);
             let i = idx + 1;
             if s.flags.sacked || (s.flags.lost && !s.flags.retrans) {
                 continue;
@@ -1640,14 +1642,7 @@ impl TcpSender {
             let sent_before =
                 self.rack.mstamp > s.tx_time || (self.rack.mstamp == s.tx_time && self.rack.end_seq > s.end_seq());
             if !sent_before {
-                // Linux walks in send order and stops here. In sequence order, the
-                // first never-retransmitted segment at or beyond the RACK segment
-                // starts the data sent after it; retransmissions before that point
-                // may still be older.
-                if !s.ever_retrans && s.seq >= self.rack.end_seq {
-                    break;
-                }
-                continue;
+                break;
             }
             let remaining = self.rack_skb_timeout(i - 1, reo_wnd);
             if remaining <= 0 {
