@@ -12,6 +12,8 @@ User side::
     start = "0s"           # when the application starts (default 0)
     stop = "50s"           # when it stops writing (default: run end)
     count = 1              # N > 1 replicates the flow: voip[0], voip[1], ...
+    start_every = "250ms"  # with count: replica r starts at start + r * start_every
+                           # (many short transfers: count = 200, app = { kind = "bulk", bytes = "50kB" })
     split = 1              # TCP: each message written as N pieces back to back (Brosh split-N)
     connections = 1        # TCP: N parallel connections; the receiver merges in message order
     scheduler = "round-robin"   # or "least-backlog" (skips connections in RTO; Brosh "intelligent")
@@ -53,6 +55,7 @@ class Flow(Table):
     start: Duration = 0
     stop: Optional[Duration] = None
     count: int = Field(1, ge=1)
+    start_every: Optional[Duration] = None
     split: int = Field(1, ge=1, le=1024)
     connections: int = Field(1, ge=1, le=64)
     scheduler: Literal["round-robin", "least-backlog"] = "round-robin"
@@ -107,17 +110,25 @@ class ResolvedFlow:
     #: Dumbbell pair (None for other topologies).
     pair: Optional[int] = None
 
+    @property
+    def replica(self) -> int:
+        """Index of this replica of a ``count`` flow (0 for a single flow)."""
+        if self.flow.count == 1:
+            return 0
+        return int(self.name.rsplit("[", 1)[1].split("]", 1)[0])
+
     def to_json(self) -> dict[str, Any]:
+        start = self.flow.start + self.replica * (self.flow.start_every or 0)
         out: dict[str, Any] = {
             "name": self.name,
             "src": self.src,
             "dst": self.dst,
             "transport": self.flow.transport.to_json(),
             "app": self.flow.app.to_json(),
-            "start_ns": self.flow.start,
+            "start_ns": start,
         }
         if self.flow.stop is not None:
-            out["stop_ns"] = self.flow.stop
+            out["stop_ns"] = max(self.flow.stop, start + 1)
         if self.flow.split != 1:
             out["split"] = self.flow.split
         if self.flow.connections != 1:
