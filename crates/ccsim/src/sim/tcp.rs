@@ -75,14 +75,22 @@ impl TcpGroup {
                 k
             }
             // Brosh et al.'s delay-aware scheduler: least send backlog among the
-            // connections not in RTO recovery (all of them if every one is).
+            // connections not in RTO recovery (all of them if every one is). Ties go
+            // round-robin from the last pick, so idle connections share the load (and
+            // keep their windows open) instead of the first one taking every message.
             Scheduler::LeastBacklog => {
-                let candidates = || self.conns.iter().enumerate();
-                let best = candidates()
+                let start = self.rr_next;
+                let key = |k: usize, c: &TcpFlow| (c.snd.backlog_bytes() + c.blocked, (k + n - start) % n);
+                let best = self
+                    .conns
+                    .iter()
+                    .enumerate()
                     .filter(|(_, c)| !c.snd.in_rto())
-                    .min_by_key(|(k, c)| (c.snd.backlog_bytes() + c.blocked, *k))
-                    .or_else(|| candidates().min_by_key(|(k, c)| (c.snd.backlog_bytes() + c.blocked, *k)));
-                best.map_or(0, |(k, _)| k)
+                    .min_by_key(|&(k, c)| key(k, c))
+                    .or_else(|| self.conns.iter().enumerate().min_by_key(|&(k, c)| key(k, c)));
+                let k = best.map_or(0, |(k, _)| k);
+                self.rr_next = (k + 1) % n;
+                k
             }
         }
     }
