@@ -10,7 +10,7 @@ import sys
 
 import typer
 
-from ccbench.cli import bench, cc, plot, run
+from ccbench.cli import bench, cc, plot, presets, run
 
 app = typer.Typer(
     name="ccbench",
@@ -33,6 +33,7 @@ app = typer.Typer(
 run.register(app)
 plot.register(app)
 cc.register(app)
+presets.register(app)
 bench.register(app)
 
 
