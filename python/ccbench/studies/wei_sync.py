@@ -206,6 +206,7 @@ def scenario_dict(cc: str, scheme: str, n_flows: int, duration_s: float) -> dict
 def measure(cc: str, scheme: str, n_flows: int, seed: int, duration_s: float, warmup_s: float) -> dict[str, Any]:
     """Simulates one experiment and returns its loss-synchronisation numbers."""
     import ccbench
+    from ccbench.analysis._common import AnalysisError
     from ccbench.analysis.losses import loss_sync_rate
     from ccbench.scenario import Scenario
 
@@ -218,17 +219,21 @@ def measure(cc: str, scheme: str, n_flows: int, seed: int, duration_s: float, wa
     kinds = ("drop", "mark") if scheme == "pecn" else ("drop",)
     d = run.drops
     d = d[(d["link"].astype(str) == "bottleneck_down") & (d["t"] >= warmup_s)]
-    sr = loss_sync_rate(d, RTT_S, flows=names, kinds=kinds)
-    sync = float(sr.per_flow[tcp].mean())
     st = run.cwnd
     st = st[(st["t"] >= warmup_s) & st["flow"].astype(str).isin(tcp) & (st["srtt_s"] > 0)]
     srtt = float(st["srtt_s"].mean()) if len(st) else RTT_S
-    sync_srtt = float(loss_sync_rate(d, srtt, flows=names, kinds=kinds).per_flow[tcp].mean())
     dt = d[d["flow"].astype(str).isin(tcp)]
-    try:
-        sync_tcp_ev = loss_sync_rate(dt, RTT_S, flows=tcp, kinds=kinds).rate
-    except Exception:  # no TCP loss at all after the warm-up
-        sync_tcp_ev = float("nan")
+
+    def lam(drops: pd.DataFrame, rtt: float, flows: list[str]) -> tuple[float, int]:
+        try:
+            sr = loss_sync_rate(drops, rtt, flows=flows, kinds=kinds)
+        except AnalysisError:  # no loss (or mark) at all after the warm-up
+            return float("nan"), 0
+        return float(sr.per_flow[tcp].mean()), sr.n_events
+
+    sync, n_events = lam(d, RTT_S, names)
+    sync_srtt, _ = lam(d, srtt, names)
+    sync_tcp_ev, _ = lam(dt, RTT_S, tcp)
     fl = run.flows
     good = float(fl[fl["flow"].astype(str).isin(tcp)]["goodput_bps"].sum())
     return {
@@ -240,7 +245,7 @@ def measure(cc: str, scheme: str, n_flows: int, seed: int, duration_s: float, wa
         "sync_srtt": sync_srtt,
         "srtt_s": srtt,
         "sync_tcp_ev": sync_tcp_ev,
-        "events": sr.n_events,
+        "events": n_events,
         "drops": int((d["kind"].astype(str) == "drop").sum()),
         "marks": int((d["kind"].astype(str) == "mark").sum()),
         "tcp_goodput_mbps": good / 1e6,
