@@ -91,9 +91,10 @@ def test_scheme_lowers_p95_vs_one_connection(split_table, variant):
 @pytest.mark.xfail(
     strict=False,
     reason="in the simulator, 5 least-backlog connections RAISE the 95th percentile at 1% random loss: the "
-    "scheduler stops feeding a connection with a lost segment (its unacked bytes count as backlog), so the loss "
-    "is recovered by TLP/RTO instead of SACK-driven fast retransmit, while the in-order merge holds every later "
-    "message (see the brosh_split report)",
+    "scheduler prefers idle connections, so a message usually leaves as its connection's only segment in flight; "
+    "if it is lost, nothing follows it on that connection (no SACKs), and Linux's tail-loss probe for a single "
+    "outstanding segment waits 2 SRTT + 200 ms (capped by the RTO, ~300 ms here) while the in-order merge holds every later message. "
+    "Round-robin keeps >= 2 segments in flight per connection (PTO 2 SRTT + 2 ms). Documented in brosh_split.",
 )
 def test_least_backlog_5_lowers_p95_vs_one_connection(split_table):
     s = split_table

@@ -19,17 +19,19 @@ Scenario (one run per web-flow count N and queue kind)
   same for full segments; for VoIP segments Linux reno also counts one per ACKed
   segment). Send/receive buffers: the simulator's Linux maxima (4 MB / 6 MB), i.e.
   "large", as the paper asks.
-* 5 FTP flows ``ftp[0..4]``: greedy (``bulk``) TCP reno, Linux defaults otherwise.
+* 5 FTP flows ``ftp0..ftp4``: greedy (``bulk``) TCP reno, Linux defaults otherwise.
 * N web flows ``web[0..N-1]``: preset ``tg-web`` (512 B messages, exponential gaps with
   mean 50 ms, i.e. 82 kbit/s each, the tg setting the paper took from RFC 4828) over
   TCP reno with Linux defaults (Nagle on: tg writes through an ordinary socket).
-* Every flow has its own host pair. The VoIP flows start at ``warmup + i * 4 ms``
-  (i = 0..4): the paper's five senders were independent processes; in a simulator five
-  CBR sources started at the same instant hit the full queue in lock step and the
-  later ones in the same instant are always the ones dropped (we saw per-flow loss
-  rates of 1.2 % .. 3.8 % from that artefact alone). The FTP and web flows start at 0,
-  so the first ``warmup`` seconds (slow start of the FTP flows) are outside every VoIP
-  statistic. The VoIP applications stop writing ``drain`` seconds before the end of
+* Every flow has its own host pair. Start phases are drawn from the run's seed: VoIP
+  flow i starts at ``warmup + U(0, 20 ms)``, FTP flow j at ``U(0, 1 s)``, web flows at 0
+  (their Poisson gaps are random anyway). The paper's five senders were independent
+  processes; in a simulator five CBR sources started at the same instant reach the
+  full queue in lock step and the later ones in the same instant are always the ones
+  dropped (per-flow loss rates of 1.2 % .. 3.8 % from that artefact alone in a trial
+  run); and without web flows nothing else is random, so without random phases every
+  seed would give the same run. The first ``warmup`` seconds (slow start of the FTP
+  flows) are outside every VoIP statistic. The VoIP applications stop writing ``drain`` seconds before the end of
   the run, so every message written can still be delivered; a message written and
   never delivered counts as infinitely late in the percentiles.
 
@@ -109,23 +111,33 @@ VOIP_TCP = {
 BACKGROUND_TCP = {"kind": "tcp", "cc": "reno"}
 
 
-def scenario_dict(n_web: int, queue: str = "packet", measure_s: float = 60.0) -> dict:
+def scenario_dict(n_web: int, queue: str = "packet", measure_s: float = 60.0, seed: int | None = None) -> dict:
     """The scenario (TOML-shaped dict) for ``n_web`` web flows and queue ``"packet"`` or
-    ``"byte"``; the VoIP flows write during ``[warmup, warmup + measure_s]``."""
+    ``"byte"``; the VoIP flows write during ``[warmup, warmup + measure_s]``.
+
+    ``seed`` None: VoIP flow i starts at ``warmup + 4 ms * i``, FTP flow j at 0 (the
+    example file). With a seed, the start phases are drawn from it: each VoIP flow at
+    ``warmup + U(0, 20 ms)`` and each FTP flow at ``U(0, 1 s)`` (whole microseconds), so
+    that repetitions differ as testbed runs do; without web flows nothing else in the
+    scenario is random and every seed would otherwise give the same run."""
     limit = QUEUES[queue]
     duration = WARMUP_S + measure_s + DRAIN_S
     stop = WARMUP_S + measure_s
+    rng = np.random.default_rng(seed) if seed is not None else None
     flows = []
     for i in range(N_VOIP):
-        start_ms = round(WARMUP_S * 1000) + i * VOIP_STAGGER_MS
+        off_us = int(rng.integers(0, 20_000)) if rng is not None else i * VOIP_STAGGER_MS * 1000
         flows.append({
             "name": f"voip{i}",
             "transport": dict(VOIP_TCP),
             "app": {"kind": "preset", "name": "brosh-voip"},
-            "start": f"{start_ms}ms",
+            "start": f"{round(WARMUP_S * 1e6) + off_us}us",
             "stop": f"{round(stop * 1000)}ms",
         })
-    flows.append({"name": "ftp", "count": N_FTP, "transport": dict(BACKGROUND_TCP), "app": {"kind": "bulk"}})
+    for j in range(N_FTP):
+        off_us = int(rng.integers(0, 1_000_000)) if rng is not None else 0
+        flows.append({"name": f"ftp{j}", "transport": dict(BACKGROUND_TCP), "app": {"kind": "bulk"},
+                      "start": f"{off_us}us"})
     if n_web:
         flows.append({"name": "web", "count": n_web, "transport": dict(BACKGROUND_TCP),
                       "app": {"kind": "preset", "name": "tg-web"}})
@@ -187,9 +199,9 @@ def table(
     rows = []
     for q in queues:
         for n in web_flows:
-            scn = Scenario.from_dict(scenario_dict(n, q, measure_s))
             per_seed = []
             for s in seeds:
+                scn = Scenario.from_dict(scenario_dict(n, q, measure_s, seed=s))
                 per_seed.append(voip_metrics(ccbench.simulate(scn, seed=s)))
                 if progress:
                     progress(q, n, s)
@@ -247,5 +259,7 @@ def run(full: bool = False, out: Path | None = None) -> pd.DataFrame:
         out.mkdir(parents=True, exist_ok=True)
         df.to_csv(out / "brosh_droptail.csv", index=False)
         plot(df, out / "brosh_droptail.png")
-    cols = ["queue", "web_flows"] + [c for k in METRICS for c in (k, f"{k}_paper")]
-    return df[cols + [c for c in df.columns if c not in cols]]
+    # The returned (printed) table: ours next to the paper's; the CSV has every column
+    # (standard deviations over seeds, the other jitter measures, goodputs).
+    cols = ["queue", "web_flows"] + [c for k in METRICS for c in (k, f"{k}_paper")] + ["jitter_rfc3550_s"]
+    return df[cols]
