@@ -235,15 +235,9 @@ impl CongAvoid for Bic {
     /// `bictcp_cong_avoid`.
     fn cong_avoid(&mut self, cx: &mut CcContext<'_>, acked: u32) {
         let sk = &mut *cx.sk;
-        if !sk.is_cwnd_limited() {
+        let acked = sk.acked_for_cong_avoid(acked);
+        if acked == 0 {
             return;
-        }
-        let mut acked = acked;
-        if sk.in_slow_start() {
-            acked = sk.slow_start(acked);
-            if acked == 0 {
-                return;
-            }
         }
         self.update(cx.now, sk.cwnd);
         sk.cong_avoid_ai(self.cnt, acked);

@@ -292,6 +292,25 @@ impl SockState {
         self.cwnd = self.cwnd.min(self.cwnd_clamp);
     }
 
+    /// The head every Linux `cong_avoid` hook shares: nothing unless cwnd-limited
+    /// (`tcp_is_cwnd_limited`), slow start first (`tcp_slow_start`); returns the ACKed
+    /// segments left for congestion avoidance (0: nothing more to do).
+    pub fn acked_for_cong_avoid(&mut self, acked: u32) -> u32 {
+        if !self.is_cwnd_limited() {
+            return 0;
+        }
+        if self.in_slow_start() { self.slow_start(acked) } else { acked }
+    }
+
+    /// `tcp_reno_cong_avoid`: slow start, then +1 segment per window of ACKed segments.
+    pub fn reno_cong_avoid(&mut self, acked: u32) {
+        let acked = self.acked_for_cong_avoid(acked);
+        if acked > 0 {
+            let w = self.cwnd;
+            self.cong_avoid_ai(w, acked);
+        }
+    }
+
     /// `tcp_reno_undo_cwnd`: never undo to less than the current cwnd.
     pub fn reno_undo_cwnd(&self) -> u32 {
         self.cwnd.max(self.prior_cwnd)

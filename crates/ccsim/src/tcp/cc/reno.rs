@@ -46,19 +46,7 @@ impl CongestionOps for Reno {
 impl CongAvoid for Reno {
     /// `tcp_reno_cong_avoid`.
     fn cong_avoid(&mut self, cx: &mut CcContext<'_>, acked: u32) {
-        let sk = &mut *cx.sk;
-        if !sk.is_cwnd_limited() {
-            return;
-        }
-        let mut acked = acked;
-        if sk.in_slow_start() {
-            acked = sk.slow_start(acked);
-            if acked == 0 {
-                return;
-            }
-        }
-        let w = sk.cwnd;
-        sk.cong_avoid_ai(w, acked);
+        cx.sk.reno_cong_avoid(acked);
     }
 }
 

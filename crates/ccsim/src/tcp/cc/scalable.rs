@@ -64,15 +64,9 @@ impl CongAvoid for Scalable {
     /// `tcp_scalable_cong_avoid`.
     fn cong_avoid(&mut self, cx: &mut CcContext<'_>, acked: u32) {
         let sk = &mut *cx.sk;
-        if !sk.is_cwnd_limited() {
+        let acked = sk.acked_for_cong_avoid(acked);
+        if acked == 0 {
             return;
-        }
-        let mut acked = acked;
-        if sk.in_slow_start() {
-            acked = sk.slow_start(acked);
-            if acked == 0 {
-                return;
-            }
         }
         let w = sk.cwnd.min(self.ai_cnt);
         sk.cong_avoid_ai(w, acked);
