@@ -68,8 +68,10 @@ def test_ccemu_lookup_names_the_build_command(monkeypatch, tmp_path):
     with pytest.raises(EmulationError, match="not an executable"):
         system.find_ccemu()
     monkeypatch.delenv("CCBENCH_CCEMU")
-    monkeypatch.setattr(system.shutil, "which", lambda name: None)
-    monkeypatch.setattr(system, "__file__", str(tmp_path / "a" / "b" / "c" / "system.py"))
+    from ccbench import binaries
+
+    monkeypatch.setattr(binaries.shutil, "which", lambda name: None)
+    monkeypatch.setattr(binaries, "REPO", tmp_path)
     with pytest.raises(EmulationError, match="cargo build --release -p ccemu"):
         system.find_ccemu()
 

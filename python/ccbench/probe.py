@@ -33,7 +33,6 @@ from __future__ import annotations
 import json
 import math
 import os
-import shutil
 import subprocess
 import tempfile
 from dataclasses import dataclass
@@ -69,25 +68,11 @@ class ProbeError(RuntimeError):
 
 
 def find_ccprobe() -> Path:
-    """The ``ccprobe`` binary: ``$CCBENCH_CCPROBE``, else ``target/release/ccprobe`` of
-    this repository, else ``ccprobe`` on PATH."""
-    env = os.environ.get("CCBENCH_CCPROBE")
-    if env:
-        p = Path(env)
-        if not (p.is_file() and os.access(p, os.X_OK)):
-            raise ProbeError(f"CCBENCH_CCPROBE={env} is not an executable file")
-        return p
-    repo = Path(__file__).resolve().parents[2]
-    p = repo / "target" / "release" / "ccprobe"
-    if p.is_file() and os.access(p, os.X_OK):
-        return p
-    w = shutil.which("ccprobe")
-    if w:
-        return Path(w)
-    raise ProbeError(
-        f"the ccprobe binary was not found (looked at $CCBENCH_CCPROBE, {p} and PATH); "
-        "build it with `cargo build --release -p ccprobe`"
-    )
+    """The ``ccprobe`` binary: ``$CCBENCH_CCPROBE``, else ``target/release/ccprobe`` of this
+    repository, else ``ccprobe`` on PATH."""
+    from ccbench.binaries import find_binary
+
+    return find_binary("ccprobe", ProbeError)
 
 
 def _err_line(stderr: str, fallback: str) -> str:

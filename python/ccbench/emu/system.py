@@ -26,23 +26,9 @@ class EmulationError(RuntimeError):
 def find_ccemu() -> Path:
     """The ``ccemu`` binary: ``$CCBENCH_CCEMU``, else ``target/release/ccemu`` of this
     repository, else ``ccemu`` on PATH."""
-    env = os.environ.get("CCBENCH_CCEMU")
-    if env:
-        p = Path(env)
-        if not (p.is_file() and os.access(p, os.X_OK)):
-            raise EmulationError(f"CCBENCH_CCEMU={env} is not an executable file")
-        return p
-    repo = Path(__file__).resolve().parents[3]
-    p = repo / "target" / "release" / "ccemu"
-    if p.is_file() and os.access(p, os.X_OK):
-        return p
-    w = shutil.which("ccemu")
-    if w:
-        return Path(w)
-    raise EmulationError(
-        "the ccemu binary was not found (looked at $CCBENCH_CCEMU, "
-        f"{p} and PATH); build it with `cargo build --release -p ccemu`"
-    )
+    from ccbench.binaries import find_binary
+
+    return find_binary("ccemu", EmulationError)
 
 
 def available_cc() -> list[str]:

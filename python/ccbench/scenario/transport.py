@@ -154,6 +154,8 @@ _TCP_KEYS: dict[str, str] = {
     "initial_rto": "initial_rto_ms",
     "delack_min": "delack_min_ms",
     "delack_max": "delack_max_ms",
+    "tlp": "tlp",
+    "frto": "frto",
 }
 _MS_FIELDS = ("min_rto", "max_rto", "initial_rto", "delack_min", "delack_max")
 
@@ -181,6 +183,10 @@ class Tcp(Table):
     initial_rto: Optional[Duration] = None
     delack_min: Optional[Duration] = None
     delack_max: Optional[Duration] = None
+    #: Tail loss probes (RFC 8985 §7; Linux >= 3.10) and F-RTO (RFC 5682): both on as in
+    #: current Linux; off to match older kernels (2.6-era studies).
+    tlp: Optional[bool] = None
+    frto: Optional[bool] = None
 
     @model_validator(mode="after")
     def _check(self):
