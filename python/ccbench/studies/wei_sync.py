@@ -30,7 +30,9 @@ Choices the thesis leaves open, and ours (each also in :data:`CHOICES`, written 
 * **Flows.** Reduced: N = 16, 2 seeds, 400 s simulated, the first 40 s (slow start)
   discarded. Full: N = 16, 24 and 32 (§4.2.5: 2-32; the brief: 16-32), 10 seeds each
   ("at least 10 seeds per scenario"), 1000 s, 100 s discarded; the table averages over
-  N and seeds (the thesis reports one average per algorithm and scheme). All TCP flows
+  N and seeds (the thesis reports one average per algorithm and scheme). Wall time on a
+  shared 2-core machine: reduced ~1.5 min (24 runs, 1 worker; ~4.5 min under heavy
+  load); full 360 runs, ~6-10 s each, about 30 min with the default 2 workers. All TCP flows
   start at t = 0 (the thesis does not say); the warm-up removes the start-up.
 * **Noise.** 50 UDP flows, exponential on/off (§4.2.5; a Ch. 3 footnote says heavy-tailed,
   §4.2.5 says exponential, we follow the setup section), mean on = mean off = 500 ms
