@@ -113,6 +113,12 @@ def estimate_cmd(
         '"0s" = 2 packets, the plain packet-count rule.'),
     max_extensions: int = typer.Option(6, "--max-extensions", help="Extensions (thinning) to reach independent "
                                        "samples."),
+    stationarity_retries: int = typer.Option(
+        2, "--stationarity-retries", help="Extensions allowed after DF-GLS fails before a rate is declared "
+        "non-stationary (0 = the paper's rule). Near the long-term rate the delays' correlation time grows without "
+        "bound; raise this with --max-extensions and --max-train to probe close to it."),
+    max_train: str = typer.Option(
+        "600s", "--max-train", help="SCENARIO: longest measured train per rate (simulated time)."),
     on_dependent: str = typer.Option(
         "accept", "--on-dependent", help='After --max-extensions a stationary but dependent rate is "accept"ed '
         '(flagged) or "stop"s the probing (the paper\'s rule taken strictly).'),
@@ -143,7 +149,8 @@ def estimate_cmd(
 
     Examples:
 
-      ccbench estimate ecn.toml --r-acc 100pkt/s --r-max 5000pkt/s --xi 1e-4 --cc reno --ecn --no-delayed-ack
+      ccbench estimate examples/luebben_ecn_aimd.toml --r-acc 100pkt/s --r-max 5000pkt/s --xi 1e-4 --cc aimd
+      --ecn --no-delayed-ack --warmup 5s --max-extensions 200 --stationarity-retries 200 --max-train 3000s
 
       ccbench estimate home.toml --r-acc 1Mbit --r-max 12Mbit --plot alpha.png --save-probes probes.csv
 
@@ -163,6 +170,9 @@ def estimate_cmd(
     warmup_s = _parse_duration_s(warmup if warmup is not None else ("10s" if scenario is not None else "0s"),
                                  "--warmup")
     spacing_s = _parse_duration_s(sample_spacing, "--sample-spacing")
+    max_train_s = _parse_duration_s(max_train, "--max-train")
+    if not max_train_s > 0:
+        raise NetcalError(f"--max-train must be a positive duration, got {max_train!r}")
     if on_dependent not in ("accept", "stop"):
         raise NetcalError(f"--on-dependent must be accept or stop, got {on_dependent!r}")
     if not (0.0 < xi < 1.0):
@@ -172,6 +182,7 @@ def estimate_cmd(
         samples=samples,
         mean_gap_s=spacing_s,
         max_extensions=max_extensions,
+        stationarity_retries=stationarity_retries,
         on_exhausted=on_dependent,
         seed=0 if seed is None else seed,
         warmup_s=0.0 if scenario is not None else warmup_s,
@@ -191,7 +202,7 @@ def estimate_cmd(
         if r_acc_bps is None or r_max_bps is None:
             raise NetcalError("probing a SCENARIO needs --r-acc and --r-max (e.g. --r-acc 1Mbit --r-max 12Mbit)")
         est, probes = _simulate(scenario, r_acc_bps, r_max_bps, xi, size_bytes, cfg, cc, ecn, delayed_ack,
-                                warmup_s, seed, quiet)
+                                warmup_s, seed, quiet, max_train_s)
         if save_probes is not None:
             save_probes.parent.mkdir(parents=True, exist_ok=True)
             probes.to_csv(save_probes, index=False, float_format="%.17g")
@@ -207,7 +218,8 @@ def estimate_cmd(
         console.print(f"wrote {save_probes}", markup=False)
 
 
-def _simulate(scenario, r_acc_bps, r_max_bps, xi, size_bytes, cfg, cc, ecn, delayed_ack, warmup_s, seed, quiet):
+def _simulate(scenario, r_acc_bps, r_max_bps, xi, size_bytes, cfg, cc, ecn, delayed_ack, warmup_s, seed, quiet,
+              max_train_s):
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
@@ -253,7 +265,7 @@ def _simulate(scenario, r_acc_bps, r_max_bps, xi, size_bytes, cfg, cc, ecn, dela
     with progress:
         probes, est = simulate_probes(
             data, r_acc_bps, r_max_bps, xi=xi, size_bytes=size_bytes, config=cfg, transport=transport,
-            warmup_s=warmup_s, seed=seed, progress=on_rate,
+            warmup_s=warmup_s, seed=seed, progress=on_rate, max_train_s=max_train_s,
         )
     return est, probes
 

@@ -109,16 +109,21 @@ for):
   runs test at random and made near-constant trains look dependent.
 * **Stationarity retries** stay at 2 (the package default), DF-GLS constant-only with
   BIC lags at level 0.05, runs test about the median at level 0.05.
-* **Result on the paper's ECN-AIMD system** (Sec. III-C2; ``tests/test_netcal_sim.py``):
-  the largest stationary rate is 3900 pkt/s (stop at 4000) with r_acc = 100 pkt/s,
-  ξ = 1e-4. The paper's 4143 pkt/s is the Mathis rate of an idealised AIMD (the paper's
-  estimator found 4100); Linux Reno as simulated here does not grow cwnd during the
-  one-RTT CWR reduction (PRR), and a backlogged probe delivers about 4000–4100 pkt/s
-  (a single-run 60 s "bulk" figure is inflated by slow start and varies by ±6 %
-  between seeds). The estimator stops below this system's own long-term rate, at a
-  seed-dependent rate (3900, 3700, 3500, 3400, 3900 pkt/s for seeds 1-5: near the long-term
-  rate a finite train's DF-GLS verdict is noisy); it cannot reach "within 2 % of 4143"
-  without accepting rates this system cannot carry.
+* **Result on the paper's ECN-AIMD system** (Sec. III-C2; ``tests/test_netcal_sim.py``,
+  ``examples/luebben_ecn_aimd.toml``): the probe's window is the paper's textbook AIMD
+  (``cc = "aimd"``: +1/w per unmarked ACK, halved on every echoed mark, each ACK echoing
+  its own segment's mark). Its long-term rate in this simulator is 4215 pkt/s (2 × 2000 s;
+  the fluid formula's 4143 ignores that segments in flight at a halving still arrive at
+  the old rate for one RTT; an independent ACK-clocked window model gives 4220-4260).
+  With r_acc = 100 pkt/s and ξ = 1e-4 the largest stationary rate is **4100 pkt/s**
+  (−1.0 % from 4143; the paper found 4100), stopping at 4200, for seeds 1, 3, 4 (4200 for
+  seed 2), in about a minute. That needs long trains: the delays' correlation time is
+  about 30 s at 4000 pkt/s and 100 s at 4100 pkt/s, so a rate is called non-stationary
+  only after DF-GLS fails on trains up to 3000 s (``max_extensions = 200``,
+  ``stationarity_retries = 200``, ``max_train_s = 3000``). With :data:`SIM_PROBING`'s
+  default 2 retries the probing stops at 3700-4000 pkt/s. Linux Reno with ECN
+  (``cc = "reno"``) carries about 4070 pkt/s here: one CWR reduction per RTT with PRR
+  and no growth during it.
 """
 
 from __future__ import annotations

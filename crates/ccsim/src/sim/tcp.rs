@@ -101,7 +101,7 @@ impl TcpFlow {
         let snd = TcpSender::from_config(cfg, now, field)?;
         let ecn_mode = match (cfg.ecn, cfg.cc.name.as_str()) {
             (false, _) => EcnMode::Off,
-            (true, "dctcp") => EcnMode::Dctcp,
+            (true, name) if crate::tcp::cc::accurate_ecn(name) => EcnMode::Dctcp,
             (true, _) => EcnMode::Classic,
         };
         let rcfg = ReceiverConfig {

@@ -413,6 +413,11 @@ impl TcpSender {
             }
         }
         if self.pacing_active() && now < self.wstamp {
+            // `tcp_write_xmit` breaks out of its loop on `tcp_pacing_check` and still
+            // runs its tail: cwnd validation and the loss probe for what went out.
+            if self.batch_sent > 0 || self.sb.in_flight() >= self.sk.cwnd {
+                self.end_batch();
+            }
             return None;
         }
         if self.frto_rexmit_new {
@@ -647,7 +652,14 @@ impl TcpSender {
 
     /// Earliest time `on_timer` (or, for pacing, `poll_transmit`) has work.
     pub fn next_timer(&self) -> Option<Nanos> {
-        let pacing = (self.pacing_active() && self.wstamp > self.now && self.has_sendable()).then_some(self.wstamp);
+        // The pacing timer only matters when cwnd would let a segment out: Linux's
+        // hrtimer also fires when cwnd is full, but then `tcp_write_xmit` sends nothing,
+        // and the ACK that opens cwnd runs it anyway (the timer is past by then).
+        let pacing = (self.pacing_active()
+            && self.wstamp > self.now
+            && self.sb.in_flight() < self.sk.cwnd
+            && self.has_sendable())
+        .then_some(self.wstamp);
         [self.rto_deadline, self.reo_deadline, self.persist_deadline, self.tlp_deadline, pacing]
             .into_iter()
             .flatten()

@@ -30,6 +30,7 @@
 //! Units follow Linux where an algorithm's integer arithmetic depends on them: cwnd in
 //! segments, RTTs in microseconds, rates in bytes per second.
 
+pub mod aimd;
 pub mod bbr;
 pub mod bic;
 pub mod compound;
@@ -423,6 +424,7 @@ any_cc! {
     Vegas(vegas::Vegas) => avoid,
     Fast(fast::Fast) => avoid,
     Bbr(bbr::Bbr) => control,
+    Aimd(aimd::Aimd) => control,
     Dctcp(dctcp::Dctcp) => avoid,
     Compound(compound::Compound) => avoid,
     CustomAvoid(Box<dyn CongAvoid + Send>) => avoid,
@@ -631,11 +633,25 @@ static REGISTRY: &[CcSpec] = &[
         params: compound::PARAMS,
         build: compound::build,
     },
+    CcSpec {
+        name: "aimd",
+        summary: "textbook AIMD of the analytical models: real w, +a/w per ACK, x b on every echoed mark (not Linux)",
+        source: "Lübben & Fidler Sec. III-C2; Ott, Kemperman, Mathis 1996 (mean window 1.31/sqrt(p))",
+        params: aimd::PARAMS,
+        build: aimd::build,
+    },
 ];
 
 /// Every registered algorithm, in listing order.
 pub fn registry() -> &'static [CcSpec] {
     REGISTRY
+}
+
+/// Whether the receiver must echo each segment's CE bit exactly (RFC 8257 §3.2) rather
+/// than RFC 3168's "ECE until CWR": DCTCP estimates the marked fraction from the
+/// echoes, and the textbook `aimd` reacts to every mark.
+pub fn accurate_ecn(name: &str) -> bool {
+    matches!(name, "dctcp" | "aimd")
 }
 
 /// `tcp_ca_find`.
