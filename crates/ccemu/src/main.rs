@@ -123,10 +123,20 @@ fn probe_cmd(kind: &str, m: &HashMap<String, String>) {
 }
 
 fn build_pipe(cfg: &SimConfig, link: &ccsim::config::LinkConfig, name: &str, field: &str, t0: u64) -> Pipe {
-    let q = AnyQdisc::build(&link.queue, link.rate_bps, ccsim::rng::stream(cfg.seed, &format!("link/{name}/qdisc")), &format!("{field}.queue"))
-        .unwrap_or_else(|e| die(e));
+    let q = AnyQdisc::build(
+        &link.queue,
+        link.rate_bps,
+        ccsim::rng::stream(cfg.seed, &format!("link/{name}/qdisc")),
+        &format!("{field}.queue"),
+    )
+    .unwrap_or_else(|e| die(e));
     let loss = link.loss.as_ref().map(|l| {
-        ccsim::loss::LossModel::new(l, ccsim::rng::stream(cfg.seed, &format!("link/{name}/loss")), &format!("{field}.loss")).unwrap_or_else(|e| die(e))
+        ccsim::loss::LossModel::new(
+            l,
+            ccsim::rng::stream(cfg.seed, &format!("link/{name}/loss")),
+            &format!("{field}.loss"),
+        )
+        .unwrap_or_else(|e| die(e))
     });
     let sample = if link.monitor { cfg.queue_sample_ns } else { 0 };
     Pipe::new(q, loss, link.rate_bps, link.delay_ns, sample, t0)
@@ -134,7 +144,8 @@ fn build_pipe(cfg: &SimConfig, link: &ccsim::config::LinkConfig, name: &str, fie
 
 fn bottleneck_cmd(m: &HashMap<String, String>) {
     let cfg_text = std::fs::read_to_string(need(m, "config")).unwrap_or_else(|e| die(format!("--config: {e}")));
-    let cfg: SimConfig = serde_json::from_str(&cfg_text).unwrap_or_else(|e| die(format!("invalid simulator config: {e}")));
+    let cfg: SimConfig =
+        serde_json::from_str(&cfg_text).unwrap_or_else(|e| die(format!("invalid simulator config: {e}")));
     let flows: Vec<FlowSpec> = match m.get("flows") {
         Some(p) => serde_json::from_str(&std::fs::read_to_string(p).unwrap_or_else(|e| die(format!("--flows: {e}"))))
             .unwrap_or_else(|e| die(format!("--flows: {e}"))),
@@ -142,8 +153,12 @@ fn bottleneck_cmd(m: &HashMap<String, String>) {
     };
     let (pairs, bn, access) = match &cfg.topology {
         TopologyConfig::Dumbbell { pairs, bottleneck, access } => (*pairs, bottleneck.clone(), access.clone()),
-        TopologyConfig::ParkingLot { .. } => die("topology kind \"parking_lot\" is not supported by the emulator (accepted: dumbbell)"),
-        TopologyConfig::Graph { .. } => die("topology kind \"graph\" is not supported by the emulator (accepted: dumbbell)"),
+        TopologyConfig::ParkingLot { .. } => {
+            die("topology kind \"parking_lot\" is not supported by the emulator (accepted: dumbbell)")
+        }
+        TopologyConfig::Graph { .. } => {
+            die("topology kind \"graph\" is not supported by the emulator (accepted: dumbbell)")
+        }
     };
     if pairs == 0 || pairs > 250 {
         die(format!("topology.pairs = {pairs}: the emulator supports 1..250 pairs"));
@@ -174,7 +189,11 @@ fn bottleneck_cmd(m: &HashMap<String, String>) {
     if stdin.lock().read_line(&mut line).unwrap_or(0) == 0 {
         die("stdin closed before START");
     }
-    let t0: u64 = line.trim().strip_prefix("START").and_then(|s| s.trim().parse().ok()).unwrap_or_else(|| die(format!("expected `START <t0_ns>`, got {line:?}")));
+    let t0: u64 = line
+        .trim()
+        .strip_prefix("START")
+        .and_then(|s| s.trim().parse().ok())
+        .unwrap_or_else(|| die(format!("expected `START <t0_ns>`, got {line:?}")));
 
     let srv_delay = {
         let pd = access.pair_delays_ns.clone();
@@ -262,7 +281,13 @@ fn bottleneck_cmd(m: &HashMap<String, String>) {
     println!("DONE");
 }
 
-fn write_outputs(out: &std::path::Path, logs: &mut [(&str, Logs)], t0: u64, spin_ns: u64, pairs: u32) -> io::Result<()> {
+fn write_outputs(
+    out: &std::path::Path,
+    logs: &mut [(&str, Logs)],
+    t0: u64,
+    spin_ns: u64,
+    pairs: u32,
+) -> io::Result<()> {
     let mut q = Vec::new();
     let mut d = Vec::new();
     let mut t = Vec::new();
@@ -291,7 +316,8 @@ fn write_outputs(out: &std::path::Path, logs: &mut [(&str, Logs)], t0: u64, spin
         }
         let n = l.errors.len();
         let mean = if n > 0 { l.errors.iter().map(|&e| e as f64).sum::<f64>() / n as f64 } else { f64::NAN };
-        let within = |lim: i64| if n > 0 { l.errors.iter().filter(|&&e| e <= lim).count() as f64 / n as f64 } else { f64::NAN };
+        let within =
+            |lim: i64| if n > 0 { l.errors.iter().filter(|&&e| e <= lim).count() as f64 / n as f64 } else { f64::NAN };
         let (w10, w50, w120) = (within(10_000), within(50_000), within(120_000));
         let p = sys::percentiles(&mut l.errors, &qs);
         let pct: serde_json::Map<String, serde_json::Value> =

@@ -175,7 +175,15 @@ impl FlowMap {
         if p.proto == PROTO_TCP {
             let st = self.seq.entry((flow, data_dir)).or_default();
             let seq = st.rel(p.seq, p.syn);
-            Class { flow: flow as i32, data_dir, seq, end: seq + p.payload as u64, trace, tcp: true, has_data: p.payload > 0 }
+            Class {
+                flow: flow as i32,
+                data_dir,
+                seq,
+                end: seq + p.payload as u64,
+                trace,
+                tcp: true,
+                has_data: p.payload > 0,
+            }
         } else {
             let m = p.udp_msg.unwrap_or(0);
             Class { flow: flow as i32, data_dir, seq: m, end: m, trace, tcp: false, has_data: true }

@@ -80,7 +80,14 @@ struct MetaKey(u32);
 
 impl Pipe {
     /// `start` is the time origin of the queue-sample grid; `sample_ns = 0` disables samples.
-    pub fn new(qdisc: AnyQdisc<u32>, loss: Option<LossModel>, rate_bps: u64, delay_ns: u64, sample_ns: u64, start: u64) -> Self {
+    pub fn new(
+        qdisc: AnyQdisc<u32>,
+        loss: Option<LossModel>,
+        rate_bps: u64,
+        delay_ns: u64,
+        sample_ns: u64,
+        start: u64,
+    ) -> Self {
         assert!(rate_bps > 0, "link rate must be positive");
         Pipe {
             qdisc,
@@ -156,7 +163,11 @@ impl Pipe {
                 self.metas[idx as usize] = None;
                 out.push(Out::Deliver { idx, at: t });
             } else {
-                out.push(Out::Sample { t, backlog_bytes: self.qdisc.backlog_bytes(), backlog_pkts: self.qdisc.backlog_pkts() });
+                out.push(Out::Sample {
+                    t,
+                    backlog_bytes: self.qdisc.backlog_bytes(),
+                    backlog_pkts: self.qdisc.backlog_pkts(),
+                });
                 self.next_sample = t + self.sample_ns;
             }
         }
@@ -318,7 +329,10 @@ mod tests {
             p.arrive(meta(i, 1000), 0, &mut out); // 8 ms each
         }
         p.advance(2_500_000, &mut out);
-        let s: Vec<_> = out.iter().filter_map(|o| if let Out::Sample { t, backlog_pkts, .. } = o { Some((*t, *backlog_pkts)) } else { None }).collect();
+        let s: Vec<_> = out
+            .iter()
+            .filter_map(|o| if let Out::Sample { t, backlog_pkts, .. } = o { Some((*t, *backlog_pkts)) } else { None })
+            .collect();
         assert_eq!(s, vec![(1, 2), (1_000_001, 2), (2_000_001, 2)]);
     }
 }

@@ -83,7 +83,9 @@ pub struct TcpInfo {
 pub fn tcp_info(fd: RawFd) -> io::Result<TcpInfo> {
     let mut ti = TcpInfo::default();
     let mut len = std::mem::size_of::<TcpInfo>() as libc::socklen_t;
-    let r = unsafe { libc::getsockopt(fd, libc::IPPROTO_TCP, libc::TCP_INFO, &mut ti as *mut _ as *mut libc::c_void, &mut len) };
+    let r = unsafe {
+        libc::getsockopt(fd, libc::IPPROTO_TCP, libc::TCP_INFO, &mut ti as *mut _ as *mut libc::c_void, &mut len)
+    };
     if r < 0 {
         return Err(io::Error::last_os_error());
     }
@@ -103,9 +105,10 @@ fn write_info(w: &mut impl Write, t: u64, ti: &TcpInfo) -> io::Result<()> {
     b[8..16].copy_from_slice(&ti.pacing_rate.to_le_bytes());
     b[16..24].copy_from_slice(&(ti.delivered as u64).to_le_bytes());
     b[24..32].copy_from_slice(&ti.bytes_retrans.to_le_bytes());
-    for (i, v) in [ti.snd_cwnd, ti.snd_ssthresh, ti.rtt, ti.rttvar, ti.rto, inflight, ti.sacked, ti.lost, ti.retrans, ti.min_rtt]
-        .iter()
-        .enumerate()
+    for (i, v) in
+        [ti.snd_cwnd, ti.snd_ssthresh, ti.rtt, ti.rttvar, ti.rto, inflight, ti.sacked, ti.lost, ti.retrans, ti.min_rtt]
+            .iter()
+            .enumerate()
     {
         b[32 + 4 * i..36 + 4 * i].copy_from_slice(&v.to_le_bytes());
     }
@@ -139,11 +142,22 @@ fn setopt_int(fd: RawFd, level: i32, opt: i32, v: i32, what: &str) -> io::Result
 }
 
 pub fn available_cc() -> String {
-    std::fs::read_to_string("/proc/sys/net/ipv4/tcp_available_congestion_control").unwrap_or_default().trim().to_string()
+    std::fs::read_to_string("/proc/sys/net/ipv4/tcp_available_congestion_control")
+        .unwrap_or_default()
+        .trim()
+        .to_string()
 }
 
 fn set_cc(fd: RawFd, cc: &str) -> io::Result<()> {
-    let r = unsafe { libc::setsockopt(fd, libc::IPPROTO_TCP, libc::TCP_CONGESTION, cc.as_ptr() as *const libc::c_void, cc.len() as u32) };
+    let r = unsafe {
+        libc::setsockopt(
+            fd,
+            libc::IPPROTO_TCP,
+            libc::TCP_CONGESTION,
+            cc.as_ptr() as *const libc::c_void,
+            cc.len() as u32,
+        )
+    };
     if r < 0 {
         return Err(err(format!(
             "congestion control {cc:?} is not offered by this kernel ({}); available: {}",
@@ -157,14 +171,19 @@ fn set_cc(fd: RawFd, cc: &str) -> io::Result<()> {
 fn get_cc(fd: RawFd) -> String {
     let mut buf = [0u8; 32];
     let mut len = 32 as libc::socklen_t;
-    unsafe { libc::getsockopt(fd, libc::IPPROTO_TCP, libc::TCP_CONGESTION, buf.as_mut_ptr() as *mut libc::c_void, &mut len) };
+    unsafe {
+        libc::getsockopt(fd, libc::IPPROTO_TCP, libc::TCP_CONGESTION, buf.as_mut_ptr() as *mut libc::c_void, &mut len)
+    };
     String::from_utf8_lossy(&buf[..len as usize]).trim_end_matches('\0').to_string()
 }
 
 fn bind_to(fd: RawFd, a: &SocketAddrV4) -> io::Result<()> {
     setopt_int(fd, libc::SOL_SOCKET, libc::SO_REUSEADDR, 1, "SO_REUSEADDR")?;
     let sa = sockaddr(a);
-    check(unsafe { libc::bind(fd, &sa as *const _ as *const libc::sockaddr, std::mem::size_of_val(&sa) as u32) }, &format!("bind {a}"))?;
+    check(
+        unsafe { libc::bind(fd, &sa as *const _ as *const libc::sockaddr, std::mem::size_of_val(&sa) as u32) },
+        &format!("bind {a}"),
+    )?;
     Ok(())
 }
 
@@ -240,7 +259,9 @@ fn wait_writable(fd: RawFd, deadline: u64) -> bool {
 fn write_all_until(fd: RawFd, buf: &[u8], deadline: u64) -> usize {
     let mut done = 0;
     while done < buf.len() {
-        let r = unsafe { libc::send(fd, buf[done..].as_ptr() as *const libc::c_void, buf.len() - done, libc::MSG_NOSIGNAL) };
+        let r = unsafe {
+            libc::send(fd, buf[done..].as_ptr() as *const libc::c_void, buf.len() - done, libc::MSG_NOSIGNAL)
+        };
         if r > 0 {
             done += r as usize;
         } else if r < 0 && io::Error::last_os_error().kind() == io::ErrorKind::WouldBlock {
@@ -279,7 +300,8 @@ pub fn tcp_send(a: &ProbeArgs) -> io::Result<()> {
     let sa = sockaddr(&dst);
     let t_connect = mono_ns();
     loop {
-        let r = unsafe { libc::connect(fd, &sa as *const _ as *const libc::sockaddr, std::mem::size_of_val(&sa) as u32) };
+        let r =
+            unsafe { libc::connect(fd, &sa as *const _ as *const libc::sockaddr, std::mem::size_of_val(&sa) as u32) };
         if r == 0 {
             break;
         }
@@ -442,7 +464,11 @@ pub fn tcp_recv(a: &ProbeArgs) -> io::Result<()> {
     let mut total: u64 = 0;
     let (mut t_first, mut t_last) = (0u64, 0u64);
     let mut reads = 0u64;
-    let mut log = if a.log_reads { Some(BufWriter::with_capacity(1 << 20, File::create(format!("{}.recv.bin", a.out))?)) } else { None };
+    let mut log = if a.log_reads {
+        Some(BufWriter::with_capacity(1 << 20, File::create(format!("{}.recv.bin", a.out))?))
+    } else {
+        None
+    };
     let mut eof = false;
     if let Some(fd) = fd {
         sys::set_nonblocking(fd)?;
@@ -494,7 +520,10 @@ pub fn udp_send(a: &ProbeArgs) -> io::Result<()> {
         bind_to(fd, b)?;
     }
     let dst = sockaddr(&a.connect.ok_or_else(|| err("--connect is required"))?);
-    check(unsafe { libc::connect(fd, &dst as *const _ as *const libc::sockaddr, std::mem::size_of_val(&dst) as u32) }, "connect")?;
+    check(
+        unsafe { libc::connect(fd, &dst as *const _ as *const libc::sockaddr, std::mem::size_of_val(&dst) as u32) },
+        "connect",
+    )?;
     let mut w = BufWriter::new(File::create(format!("{}.send.bin", a.out))?);
     let app = a.app.as_ref().ok_or_else(|| err("--app is required (the simulator's app JSON: cbr or on_off)"))?;
     let mut src = Source::new(app, a.seed, &a.label)?;
@@ -511,7 +540,8 @@ pub fn udp_send(a: &ProbeArgs) -> io::Result<()> {
         // header (`--udp-payload` gives it directly), at least the 16 stamp bytes.
         let e = src.emit(next);
         let size = e.bytes;
-        let payload = if a.udp_payload > 0 { a.udp_payload } else { size.saturating_sub(28) }.clamp(16, 65_000) as usize;
+        let payload =
+            if a.udp_payload > 0 { a.udp_payload } else { size.saturating_sub(28) }.clamp(16, 65_000) as usize;
         let t = mono_ns();
         buf[0..8].copy_from_slice(&msgs.to_le_bytes());
         buf[8..16].copy_from_slice(&t.to_le_bytes());

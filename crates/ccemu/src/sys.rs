@@ -33,7 +33,10 @@ pub fn wait_until(deadline: u64, spin_ns: u64) -> u64 {
         }
         if deadline - now > spin_ns {
             let t = deadline - spin_ns;
-            let ts = libc::timespec { tv_sec: (t / 1_000_000_000) as libc::time_t, tv_nsec: (t % 1_000_000_000) as libc::c_long };
+            let ts = libc::timespec {
+                tv_sec: (t / 1_000_000_000) as libc::time_t,
+                tv_nsec: (t % 1_000_000_000) as libc::c_long,
+            };
             unsafe { libc::clock_nanosleep(libc::CLOCK_MONOTONIC, libc::TIMER_ABSTIME, &ts, std::ptr::null_mut()) };
         } else {
             std::hint::spin_loop();
@@ -45,7 +48,10 @@ pub fn wait_until(deadline: u64, spin_ns: u64) -> u64 {
 /// Returns true when readable (or at end of file / error: a read will not block).
 pub fn poll_readable(fd: RawFd, timeout_ns: u64) -> bool {
     let mut pfd = libc::pollfd { fd, events: libc::POLLIN, revents: 0 };
-    let ts = libc::timespec { tv_sec: (timeout_ns / 1_000_000_000) as libc::time_t, tv_nsec: (timeout_ns % 1_000_000_000) as libc::c_long };
+    let ts = libc::timespec {
+        tv_sec: (timeout_ns / 1_000_000_000) as libc::time_t,
+        tv_nsec: (timeout_ns % 1_000_000_000) as libc::c_long,
+    };
     let r = unsafe { libc::ppoll(&mut pfd, 1, &ts, std::ptr::null()) };
     r > 0 && pfd.revents & (libc::POLLIN | libc::POLLHUP | libc::POLLERR) != 0
 }
@@ -62,10 +68,17 @@ pub fn set_nonblocking(fd: RawFd) -> io::Result<()> {
 /// (`ip netns add <name>`), then returns the thread to its original namespace.
 pub fn in_netns<T>(name: &str, f: impl FnOnce() -> io::Result<T>) -> io::Result<T> {
     let orig = File::open("/proc/thread-self/ns/net")?;
-    let target = File::open(format!("/var/run/netns/{name}"))
-        .map_err(|e| io::Error::new(e.kind(), format!("network namespace {name:?} not found ({e}); create it with `ip netns add {name}`")))?;
+    let target = File::open(format!("/var/run/netns/{name}")).map_err(|e| {
+        io::Error::new(
+            e.kind(),
+            format!("network namespace {name:?} not found ({e}); create it with `ip netns add {name}`"),
+        )
+    })?;
     if unsafe { libc::setns(target.as_raw_fd(), libc::CLONE_NEWNET) } != 0 {
-        return Err(io::Error::new(io::ErrorKind::Other, format!("setns into {name:?}: {}", io::Error::last_os_error())));
+        return Err(io::Error::new(
+            io::ErrorKind::Other,
+            format!("setns into {name:?}: {}", io::Error::last_os_error()),
+        ));
     }
     let r = f();
     if unsafe { libc::setns(orig.as_raw_fd(), libc::CLONE_NEWNET) } != 0 {

@@ -94,7 +94,8 @@ mod tests {
 
     #[test]
     fn parses_and_rejects() {
-        let a = Args::parse(&v(&["--rate", "5", "--size=100", "--quiet"]), &["--rate", "--size"], &["--quiet"]).unwrap();
+        let a =
+            Args::parse(&v(&["--rate", "5", "--size=100", "--quiet"]), &["--rate", "--size"], &["--quiet"]).unwrap();
         assert_eq!(a.f64_or("--rate", 1.0, "x").unwrap(), 5.0);
         assert_eq!(a.u64_or("--size", 48, "x").unwrap(), 100);
         assert!(a.flag("--quiet"));

@@ -70,8 +70,18 @@ impl ClientConfig {
         let a = Args::parse(
             argv,
             &[
-                "--server", "--packets", "--size", "--rate", "--max-rate", "--pattern", "--burst-period", "--out",
-                "--format", "--summary", "--drain", "--seed",
+                "--server",
+                "--packets",
+                "--size",
+                "--rate",
+                "--max-rate",
+                "--pattern",
+                "--burst-period",
+                "--out",
+                "--format",
+                "--summary",
+                "--drain",
+                "--seed",
             ],
             &["--quiet"],
         )?;
@@ -111,7 +121,12 @@ impl ClientConfig {
             None => match out.extension().and_then(|e| e.to_str()) {
                 Some("csv") => Format::Csv,
                 Some("jsonl") | Some("json") => Format::Jsonl,
-                _ => return Err(format!("--out: cannot tell the format of '{}': end it in .csv or .jsonl, or give --format", out.display())),
+                _ => {
+                    return Err(format!(
+                        "--out: cannot tell the format of '{}': end it in .csv or .jsonl, or give --format",
+                        out.display()
+                    ))
+                }
             },
         };
         let drain = a.f64_or("--drain", 0.5, "seconds")?;
@@ -260,13 +275,16 @@ pub fn run(cfg: ClientConfig) -> Result<serde_json::Value, String> {
     let mut ctrl = TcpStream::connect_timeout(&cfg.server, Duration::from_secs(5))
         .map_err(|e| format!("cannot connect to the probe server at {server}: {e}"))?;
     let _ = ctrl.set_nodelay(true);
-    let first = read_exact_timeout(&mut ctrl, 16, Duration::from_secs(10)).map_err(|e| format!("server {server}: {e}"))?;
+    let first =
+        read_exact_timeout(&mut ctrl, 16, Duration::from_secs(10)).map_err(|e| format!("server {server}: {e}"))?;
     let id = match Ctrl::parse(&first) {
         Ok(Some((Ctrl::Start { id }, _))) => id,
-        Ok(Some((Ctrl::Stop { code: c }, _))) if c == code::SERVER_FULL => {
-            return Err(format!("server {server} refused the measurement: it already serves its maximum number of clients (10); try later"))
+        Ok(Some((Ctrl::Stop { code: c }, _))) if c == code::SERVER_FULL => return Err(format!(
+            "server {server} refused the measurement: it already serves its maximum number of clients (10); try later"
+        )),
+        Ok(Some((Ctrl::Stop { code: c }, _))) => {
+            return Err(format!("server {server} refused the measurement: {} (code {c})", code_text(c)))
         }
-        Ok(Some((Ctrl::Stop { code: c }, _))) => return Err(format!("server {server} refused the measurement: {} (code {c})", code_text(c))),
         _ => return Err(format!("server {server} is not a ccprobe server (unexpected first message)")),
     };
     let local_ip = ctrl.local_addr().map_err(|e| e.to_string())?.ip();
@@ -316,7 +334,8 @@ pub fn run(cfg: ClientConfig) -> Result<serde_json::Value, String> {
         if seq % 64 == 0 {
             let s = shared.lock().unwrap();
             if let Some(c) = s.stop {
-                aborted = Some(format!("the server stopped the measurement: {} (code {c}); results discarded", code_text(c)));
+                aborted =
+                    Some(format!("the server stopped the measurement: {} (code {c}); results discarded", code_text(c)));
             } else if let Some(e) = &s.error {
                 aborted = Some(e.clone());
             }
@@ -363,7 +382,9 @@ pub fn run(cfg: ClientConfig) -> Result<serde_json::Value, String> {
     let s = shared.lock().unwrap();
     match (s.stop, &s.error) {
         (Some(0), _) => {}
-        (Some(c), _) => return Err(format!("the server stopped the measurement: {} (code {c}); results discarded", code_text(c))),
+        (Some(c), _) => {
+            return Err(format!("the server stopped the measurement: {} (code {c}); results discarded", code_text(c)))
+        }
         (None, Some(e)) => return Err(format!("server {server}: {e}")),
         (None, None) => unreachable!(),
     }

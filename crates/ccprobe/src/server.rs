@@ -56,13 +56,22 @@ impl ServerConfig {
         let a = Args::parse(
             argv,
             &[
-                "--bind", "--port", "--max-clients", "--max-rate", "--idle-timeout", "--exit-after",
-                "--debug-loss", "--debug-seed", "--debug-reorder", "--debug-reorder-depth",
+                "--bind",
+                "--port",
+                "--max-clients",
+                "--max-rate",
+                "--idle-timeout",
+                "--exit-after",
+                "--debug-loss",
+                "--debug-seed",
+                "--debug-reorder",
+                "--debug-reorder-depth",
             ],
             &["--quiet"],
         )?;
         let bind_s = a.str("--bind").unwrap_or("127.0.0.1");
-        let bind: IpAddr = bind_s.parse().map_err(|_| format!("--bind: expected an IP address such as 127.0.0.1, got '{bind_s}'"))?;
+        let bind: IpAddr =
+            bind_s.parse().map_err(|_| format!("--bind: expected an IP address such as 127.0.0.1, got '{bind_s}'"))?;
         let port = a.u64_or("--port", 9000, "a port number 0-65535")?;
         if port > 65535 {
             return Err(format!("--port: expected a port number 0-65535, got {port}"));
@@ -79,8 +88,15 @@ impl ServerConfig {
             None => None,
             Some(_) => Some(a.u64_or("--exit-after", 0, "a number of sessions")?),
         };
-        let debug_loss = check_range("--debug-loss", a.f64_or("--debug-loss", 0.0, "a probability")?, 0.0, 1.0, "a probability")?;
-        let debug_reorder = check_range("--debug-reorder", a.f64_or("--debug-reorder", 0.0, "a probability")?, 0.0, 1.0, "a probability")?;
+        let debug_loss =
+            check_range("--debug-loss", a.f64_or("--debug-loss", 0.0, "a probability")?, 0.0, 1.0, "a probability")?;
+        let debug_reorder = check_range(
+            "--debug-reorder",
+            a.f64_or("--debug-reorder", 0.0, "a probability")?,
+            0.0,
+            1.0,
+            "a probability",
+        )?;
         let depth = a.u64_or("--debug-reorder-depth", 50, "a number of packets")?;
         if depth == 0 || depth > 1000 {
             return Err(format!("--debug-reorder-depth: must be between 1 and 1000 packets, got {depth}"));
@@ -193,7 +209,8 @@ fn bind_pair(cfg: &ServerConfig) -> Result<(TcpListener, UdpSocket), String> {
     let tries = if cfg.port == 0 { 20 } else { 1 };
     let mut last = String::new();
     for _ in 0..tries {
-        let l = TcpListener::bind((cfg.bind, cfg.port)).map_err(|e| format!("cannot listen on {}:{}: {e}", cfg.bind, cfg.port))?;
+        let l = TcpListener::bind((cfg.bind, cfg.port))
+            .map_err(|e| format!("cannot listen on {}:{}: {e}", cfg.bind, cfg.port))?;
         let port = l.local_addr().map_err(|e| e.to_string())?.port();
         match UdpSocket::bind((cfg.bind, port)) {
             Ok(u) => return Ok((l, u)),
@@ -328,7 +345,9 @@ fn control_loop(shared: Arc<Shared>, id: u64, mut stream: TcpStream, writer: thr
                     Ok(Some((Ctrl::Stop { code: c }, _))) => {
                         break (code::CLIENT_ABORT, false, format!("client stopped with code {c} ({})", code_text(c)))
                     }
-                    Ok(Some((other, _))) => break (code::PROTOCOL, true, format!("unexpected {other:?} from the client")),
+                    Ok(Some((other, _))) => {
+                        break (code::PROTOCOL, true, format!("unexpected {other:?} from the client"))
+                    }
                     Err(e) => break (code::PROTOCOL, true, e),
                 }
             }

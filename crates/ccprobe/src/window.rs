@@ -39,7 +39,16 @@ impl Default for LossWindow {
 
 impl LossWindow {
     pub fn new() -> Self {
-        LossWindow { hi: -1, bits: u128::MAX, pending: Vec::new(), received: 0, lost: 0, reordered: 0, duplicates: 0, late: 0 }
+        LossWindow {
+            hi: -1,
+            bits: u128::MAX,
+            pending: Vec::new(),
+            received: 0,
+            lost: 0,
+            reordered: 0,
+            duplicates: 0,
+            late: 0,
+        }
     }
 
     /// Highest sequence number received so far.

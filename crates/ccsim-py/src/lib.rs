@@ -31,7 +31,11 @@ fn secs(v: &[u64]) -> Vec<f64> {
 
 /// Builds the simulation (all validation happens here) and runs it, calling
 /// `progress(fraction)` now and then; Ctrl-C stops the run and raises.
-fn build_and_run(py: Python<'_>, config_json: &str, progress: Option<&Bound<'_, PyAny>>) -> PyResult<(Simulation, RunStats, f64)> {
+fn build_and_run(
+    py: Python<'_>,
+    config_json: &str,
+    progress: Option<&Bound<'_, PyAny>>,
+) -> PyResult<(Simulation, RunStats, f64)> {
     let cfg: ccsim::SimConfig = serde_json::from_str(config_json)
         .map_err(|e| config_err(py, ConfigError::new("scenario", format!("invalid simulator config: {e}"))))?;
     let mut sim = Simulation::new(&cfg).map_err(|e| config_err(py, e))?;
@@ -75,7 +79,11 @@ fn stats_dict<'py>(py: Python<'py>, stats: &RunStats, wall: f64) -> PyResult<Bou
 /// names and run statistics.
 #[pyfunction]
 #[pyo3(signature = (config_json, progress=None))]
-fn simulate<'py>(py: Python<'py>, config_json: &str, progress: Option<Bound<'py, PyAny>>) -> PyResult<Bound<'py, PyDict>> {
+fn simulate<'py>(
+    py: Python<'py>,
+    config_json: &str,
+    progress: Option<Bound<'py, PyAny>>,
+) -> PyResult<Bound<'py, PyDict>> {
     let (sim, stats, wall) = build_and_run(py, config_json, progress.as_ref())?;
     let out = PyDict::new(py);
     let tr = &sim.traces;

@@ -12,15 +12,39 @@ use rand_distr::{Distribution, Exp1, StandardNormal};
 
 #[derive(Clone, Debug)]
 pub enum App {
-    Cbr { size: u32, interval: Nanos, jitter: Jitter, size_dist: SizeDist },
-    OnOff { size: u32, gap: Nanos, on: PeriodDist, off: PeriodDist, on_until: Nanos },
+    Cbr {
+        size: u32,
+        interval: Nanos,
+        jitter: Jitter,
+        size_dist: SizeDist,
+    },
+    OnOff {
+        size: u32,
+        gap: Nanos,
+        on: PeriodDist,
+        off: PeriodDist,
+        on_until: Nanos,
+    },
     /// Greedy sender; `remaining` is the total still to write (None = unlimited).
-    Bulk { remaining: Option<u64> },
+    Bulk {
+        remaining: Option<u64>,
+    },
     /// Responses of random size; the next one follows a think time after the previous
     /// was delivered (the flow calls [`App::after_delivery`]).
-    Web { size: u32, size_dist: SizeDist, think: Nanos },
+    Web {
+        size: u32,
+        size_dist: SizeDist,
+        think: Nanos,
+    },
     /// Trace replay: message `i` at `start + times[i]` (plus `offset` when repeating).
-    Trace { times: Vec<Nanos>, sizes: Vec<u32>, repeat: bool, next: usize, start: Nanos, offset: Nanos },
+    Trace {
+        times: Vec<Nanos>,
+        sizes: Vec<u32>,
+        repeat: bool,
+        next: usize,
+        start: Nanos,
+        offset: Nanos,
+    },
 }
 
 /// A message the application writes now, and when it next wakes.
@@ -38,13 +62,21 @@ impl App {
                     return Err(ConfigError::new(format!("{field}.size"), "message size must be at least 1 byte"));
                 }
                 if *interval_ns == 0 {
-                    return Err(ConfigError::new(format!("{field}.interval"), "interval must be positive (e.g. \"20ms\")"));
+                    return Err(ConfigError::new(
+                        format!("{field}.interval"),
+                        "interval must be positive (e.g. \"20ms\")",
+                    ));
                 }
                 check_size_dist(size_dist, &format!("{field}.size_dist"))?;
                 if let Jitter::Empirical { quantiles } = jitter {
                     check_quantiles(quantiles, &format!("{field}.jitter"))?;
                 }
-                App::Cbr { size: *size_bytes, interval: *interval_ns, jitter: jitter.clone(), size_dist: size_dist.clone() }
+                App::Cbr {
+                    size: *size_bytes,
+                    interval: *interval_ns,
+                    jitter: jitter.clone(),
+                    size_dist: size_dist.clone(),
+                }
             }
             AppConfig::Web { size_bytes, size_dist, think_ns } => {
                 if *size_bytes == 0 {
@@ -57,16 +89,30 @@ impl App {
                 if times_ns.is_empty() || times_ns.len() != sizes_bytes.len() {
                     return Err(ConfigError::new(
                         field,
-                        format!("a trace needs as many times as sizes, at least one ({} times, {} sizes)", times_ns.len(), sizes_bytes.len()),
+                        format!(
+                            "a trace needs as many times as sizes, at least one ({} times, {} sizes)",
+                            times_ns.len(),
+                            sizes_bytes.len()
+                        ),
                     ));
                 }
                 if let Some(i) = times_ns.windows(2).position(|w| w[1] < w[0]) {
                     return Err(ConfigError::new(format!("{field}.times[{}]", i + 1), "trace times must not decrease"));
                 }
                 if let Some(i) = sizes_bytes.iter().position(|&b| b == 0) {
-                    return Err(ConfigError::new(format!("{field}.sizes[{i}]"), "trace message sizes must be at least 1 byte"));
+                    return Err(ConfigError::new(
+                        format!("{field}.sizes[{i}]"),
+                        "trace message sizes must be at least 1 byte",
+                    ));
                 }
-                App::Trace { times: times_ns.clone(), sizes: sizes_bytes.clone(), repeat: *repeat, next: 0, start: 0, offset: 0 }
+                App::Trace {
+                    times: times_ns.clone(),
+                    sizes: sizes_bytes.clone(),
+                    repeat: *repeat,
+                    next: 0,
+                    start: 0,
+                    offset: 0,
+                }
             }
             AppConfig::OnOff { size_bytes, peak_rate_bps, on, off } => {
                 if *size_bytes == 0 || *peak_rate_bps == 0 {
@@ -153,7 +199,9 @@ impl App {
             }
             App::Bulk { .. } => Emit { bytes: 0, next_wake: Nanos::MAX },
             // The next response is scheduled by `after_delivery`.
-            App::Web { size, size_dist, .. } => Emit { bytes: sample_size(*size, size_dist, rng), next_wake: Nanos::MAX },
+            App::Web { size, size_dist, .. } => {
+                Emit { bytes: sample_size(*size, size_dist, rng), next_wake: Nanos::MAX }
+            }
             App::Trace { times, sizes, repeat, next, start, offset } => {
                 let bytes = sizes[*next];
                 *next += 1;
@@ -272,8 +320,12 @@ mod tests {
 
     #[test]
     fn normal_jitter_has_the_configured_mean_and_spread() {
-        let mut app =
-            App::Cbr { size: 186, interval: 20_000_000, jitter: Jitter::Normal { sd_ns: 1_000_000 }, size_dist: SizeDist::Fixed };
+        let mut app = App::Cbr {
+            size: 186,
+            interval: 20_000_000,
+            jitter: Jitter::Normal { sd_ns: 1_000_000 },
+            size_dist: SizeDist::Fixed,
+        };
         let mut rng = stream(1, "t");
         let n = 100_000;
         let gaps: Vec<f64> = (0..n).map(|_| app.emit(0, &mut rng).next_wake as f64).collect();
@@ -304,7 +356,6 @@ mod tests {
         // slowly, so allow 10%.
         assert!((rate - 2e6).abs() < 2e5, "rate {rate}");
     }
-
 
     fn mean_of(dist: SizeDist, n: usize) -> f64 {
         let mut rng = stream(9, "sizes");

@@ -246,9 +246,14 @@ pub enum SizeDist {
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 #[serde(tag = "dist", rename_all = "snake_case", deny_unknown_fields)]
 pub enum PeriodDist {
-    Exponential { mean_ns: u64 },
+    Exponential {
+        mean_ns: u64,
+    },
     /// Pareto with the given mean and shape (> 1).
-    Pareto { mean_ns: u64, shape: f64 },
+    Pareto {
+        mean_ns: u64,
+        shape: f64,
+    },
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -264,12 +269,7 @@ pub enum AppConfig {
         size_dist: SizeDist,
     },
     /// On/off source: while on, `size_bytes` packets at `peak_rate_bps`.
-    OnOff {
-        size_bytes: u32,
-        peak_rate_bps: u64,
-        on: PeriodDist,
-        off: PeriodDist,
-    },
+    OnOff { size_bytes: u32, peak_rate_bps: u64, on: PeriodDist, off: PeriodDist },
     /// Greedy (or `bytes` then stop) sender.
     Bulk {
         #[serde(default)]

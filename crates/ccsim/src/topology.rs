@@ -40,7 +40,14 @@ impl Network {
         Ok(id)
     }
 
-    fn add_link(&mut self, name: String, from: NodeId, to: NodeId, cfg: LinkConfig, field: String) -> Result<LinkId, ConfigError> {
+    fn add_link(
+        &mut self,
+        name: String,
+        from: NodeId,
+        to: NodeId,
+        cfg: LinkConfig,
+        field: String,
+    ) -> Result<LinkId, ConfigError> {
         if cfg.rate_bps == 0 {
             return Err(ConfigError::new(format!("{field}.rate"), "link rate must be positive (e.g. \"10Mbit\")"));
         }
@@ -50,14 +57,16 @@ impl Network {
     }
 
     /// Both directions of a host's access link.
-    fn add_access(&mut self, host: NodeId, router: NodeId, prefix: &str, delay_ns: u64, access: &AccessConfig) -> Result<(), ConfigError> {
-        let link = LinkConfig {
-            rate_bps: access.rate_bps,
-            delay_ns,
-            queue: access.queue.clone(),
-            loss: None,
-            monitor: false,
-        };
+    fn add_access(
+        &mut self,
+        host: NodeId,
+        router: NodeId,
+        prefix: &str,
+        delay_ns: u64,
+        access: &AccessConfig,
+    ) -> Result<(), ConfigError> {
+        let link =
+            LinkConfig { rate_bps: access.rate_bps, delay_ns, queue: access.queue.clone(), loss: None, monitor: false };
         self.add_link(format!("{prefix}_up"), host, router, link.clone(), "topology.access".into())?;
         self.add_link(format!("{prefix}_down"), router, host, link, "topology.access".into())?;
         Ok(())
@@ -74,12 +83,22 @@ impl Network {
                 if !access.pair_delays_ns.is_empty() && access.pair_delays_ns.len() != *pairs as usize {
                     return Err(ConfigError::new(
                         "topology.access.pair_delays",
-                        format!("{} delays given for {} pairs; give one per pair or none", access.pair_delays_ns.len(), pairs),
+                        format!(
+                            "{} delays given for {} pairs; give one per pair or none",
+                            access.pair_delays_ns.len(),
+                            pairs
+                        ),
                     ));
                 }
                 let rs = net.add_node("rtr_srv", "topology")?;
                 let rc = net.add_node("rtr_cli", "topology")?;
-                net.add_link("bottleneck_down".into(), rs, rc, bottleneck.down.clone(), "topology.bottleneck.down".into())?;
+                net.add_link(
+                    "bottleneck_down".into(),
+                    rs,
+                    rc,
+                    bottleneck.down.clone(),
+                    "topology.bottleneck.down".into(),
+                )?;
                 net.add_link("bottleneck_up".into(), rc, rs, bottleneck.up.clone(), "topology.bottleneck.up".into())?;
                 for i in 0..*pairs as usize {
                     let s = net.add_node(&format!("srv{i}"), "topology")?;
@@ -102,12 +121,25 @@ impl Network {
                         ));
                     }
                 }
-                let routers: Vec<NodeId> = (0..=k).map(|i| net.add_node(&format!("r{i}"), "topology")).collect::<Result<_, _>>()?;
+                let routers: Vec<NodeId> =
+                    (0..=k).map(|i| net.add_node(&format!("r{i}"), "topology")).collect::<Result<_, _>>()?;
                 for i in 0..k {
                     let f = hop_links.get(i).unwrap_or(&hop_links[0]).clone();
                     let r = reverse_links.get(i).unwrap_or(&reverse_links[0]).clone();
-                    net.add_link(format!("hop{i}_fwd"), routers[i], routers[i + 1], f, format!("topology.hop_links[{i}]"))?;
-                    net.add_link(format!("hop{i}_rev"), routers[i + 1], routers[i], r, format!("topology.reverse_links[{i}]"))?;
+                    net.add_link(
+                        format!("hop{i}_fwd"),
+                        routers[i],
+                        routers[i + 1],
+                        f,
+                        format!("topology.hop_links[{i}]"),
+                    )?;
+                    net.add_link(
+                        format!("hop{i}_rev"),
+                        routers[i + 1],
+                        routers[i],
+                        r,
+                        format!("topology.reverse_links[{i}]"),
+                    )?;
                 }
                 let ls = net.add_node("long_src", "topology")?;
                 let ld = net.add_node("long_dst", "topology")?;
@@ -128,7 +160,10 @@ impl Network {
                     let field = format!("topology.links[{i}]");
                     let end = |name: &str, which: &str| {
                         net.node(name).ok_or_else(|| {
-                            ConfigError::new(format!("{field}.{which}"), format!("unknown node {name:?}; nodes are {:?}", nodes))
+                            ConfigError::new(
+                                format!("{field}.{which}"),
+                                format!("unknown node {name:?}; nodes are {:?}", nodes),
+                            )
                         })
                     };
                     let (from, to) = (end(&l.from, "from")?, end(&l.to, "to")?);
@@ -142,15 +177,17 @@ impl Network {
             for (i, r) in routes.iter().enumerate() {
                 let field = format!("topology.routes[{i}]");
                 let lookup = |name: &str, which: &str| {
-                    net.node(name)
-                        .ok_or_else(|| ConfigError::new(format!("{field}.{which}"), format!("unknown node {name:?}; nodes are {nodes:?}")))
+                    net.node(name).ok_or_else(|| {
+                        ConfigError::new(
+                            format!("{field}.{which}"),
+                            format!("unknown node {name:?}; nodes are {nodes:?}"),
+                        )
+                    })
                 };
                 let (at, dst, next) = (lookup(&r.at, "at")?, lookup(&r.dst, "dst")?, lookup(&r.next, "next")?);
-                let link = net
-                    .links
-                    .iter()
-                    .position(|l| l.from == at && l.to == next)
-                    .ok_or_else(|| ConfigError::new(format!("{field}.next"), format!("no link from {:?} to {:?}", r.at, r.next)))?;
+                let link = net.links.iter().position(|l| l.from == at && l.to == next).ok_or_else(|| {
+                    ConfigError::new(format!("{field}.next"), format!("no link from {:?} to {:?}", r.at, r.next))
+                })?;
                 net.routes[at.idx()][dst.idx()] = Some(LinkId(link as u32));
             }
         }
@@ -247,7 +284,8 @@ mod tests {
 
     #[test]
     fn graph_prefers_lower_delay_and_rejects_unknown_nodes() {
-        let gl = |from: &str, to: &str, d| GraphLink { name: None, from: from.into(), to: to.into(), link: link(1000, d) };
+        let gl =
+            |from: &str, to: &str, d| GraphLink { name: None, from: from.into(), to: to.into(), link: link(1000, d) };
         let net = Network::build(&TopologyConfig::Graph {
             nodes: vec!["a".into(), "b".into(), "c".into()],
             links: vec![gl("a", "c", 100), gl("a", "b", 10), gl("b", "c", 10)],
@@ -255,8 +293,12 @@ mod tests {
         })
         .unwrap();
         assert_eq!(net.path(NodeId(0), NodeId(2)).unwrap().len(), 2);
-        let err = Network::build(&TopologyConfig::Graph { nodes: vec!["a".into()], links: vec![gl("a", "z", 1)], routes: vec![] })
-            .unwrap_err();
+        let err = Network::build(&TopologyConfig::Graph {
+            nodes: vec!["a".into()],
+            links: vec![gl("a", "z", 1)],
+            routes: vec![],
+        })
+        .unwrap_err();
         assert_eq!(err.field, "topology.links[0].to");
         assert!(err.msg.contains("\"z\""));
     }

@@ -7,7 +7,18 @@ use ccsim::tcp::TcpConfig;
 use common::*;
 
 pub fn tcp_flow(name: &str, src: &str, dst: &str, cfg: TcpConfig, app: AppConfig) -> FlowConfig {
-    FlowConfig { name: name.into(), src: src.into(), dst: dst.into(), transport: TransportConfig::Tcp(cfg), app, start_ns: 0, stop_ns: None, split: 1, connections: 1, scheduler: Default::default() }
+    FlowConfig {
+        name: name.into(),
+        src: src.into(),
+        dst: dst.into(),
+        transport: TransportConfig::Tcp(cfg),
+        app,
+        start_ns: 0,
+        stop_ns: None,
+        split: 1,
+        connections: 1,
+        scheduler: Default::default(),
+    }
 }
 
 fn reno() -> TcpConfig {
@@ -30,14 +41,25 @@ fn dumbbell(rate_bps: u64, one_way_ns: u64, limit_pkts: u64) -> TopologyConfig {
 #[test]
 fn one_reno_flow_fills_a_one_bdp_drop_tail_bottleneck() {
     // 10 Mbit/s, RTT 40 ms: BDP = 50 000 B = 33.3 packets of 1500 B -> 34-packet queue.
-    let cfg = config(1, 60 * SEC, dumbbell(10_000_000, 20 * MS, 34), vec![tcp_flow("bulk", "srv0", "cli0", reno(), AppConfig::Bulk { bytes: None })]);
+    let cfg = config(
+        1,
+        60 * SEC,
+        dumbbell(10_000_000, 20 * MS, 34),
+        vec![tcp_flow("bulk", "srv0", "cli0", reno(), AppConfig::Bulk { bytes: None })],
+    );
     let mut sim = ccsim::Simulation::new(&cfg).unwrap();
     sim.run(&mut |_| true);
     let s = &sim.flow_summaries()[0];
     // Utilisation of the bottleneck after the first 5 s of slow start.
     let goodput = s.bytes_delivered as f64 * 8.0 / 60.0;
     let util_wire = sim.link_tx_pkts("bottleneck_down").unwrap() as f64 * 1500.0 * 8.0 / (60.0 * 10e6);
-    println!("goodput {:.3} Mbit/s, wire utilisation {:.4}, loss events {}, timeouts {}", goodput / 1e6, util_wire, s.loss_events, s.timeouts);
+    println!(
+        "goodput {:.3} Mbit/s, wire utilisation {:.4}, loss events {}, timeouts {}",
+        goodput / 1e6,
+        util_wire,
+        s.loss_events,
+        s.timeouts
+    );
     assert!(util_wire >= 0.99, "utilisation {util_wire}");
     assert_eq!(s.timeouts, 0);
     assert!(s.loss_events > 5);

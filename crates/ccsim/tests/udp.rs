@@ -106,7 +106,13 @@ fn mm1_and_md1_mean_waiting_time_match_closed_forms() {
         let (w, s) = mean_wait(load, exp_sizes, 11);
         let theory = if exp_sizes { load * s / (1.0 - load) } else { load * s / (2.0 * (1.0 - load)) };
         let rel = (w - theory).abs() / theory;
-        println!("load {load} {}: Wq = {:.3} us, theory {:.3} us, rel err {:.4}", if exp_sizes { "M/M/1" } else { "M/D/1" }, w * 1e6, theory * 1e6, rel);
+        println!(
+            "load {load} {}: Wq = {:.3} us, theory {:.3} us, rel err {:.4}",
+            if exp_sizes { "M/M/1" } else { "M/D/1" },
+            w * 1e6,
+            theory * 1e6,
+            rel
+        );
         assert!(rel < 0.02, "load {load} exp {exp_sizes}: {w} vs {theory}");
     }
 }

@@ -80,7 +80,10 @@ impl Simulation {
         for (i, name) in cfg.log_links.iter().enumerate() {
             if !net.links.iter().any(|l| l.name == *name) {
                 let names: Vec<&str> = net.links.iter().map(|l| l.name.as_str()).collect();
-                return Err(ConfigError::new(format!("log_links[{i}]"), format!("no link named {name:?}; links are {names:?}")));
+                return Err(ConfigError::new(
+                    format!("log_links[{i}]"),
+                    format!("no link named {name:?}; links are {names:?}"),
+                ));
             }
         }
         let mut links = Vec::with_capacity(net.links.len());
@@ -92,7 +95,11 @@ impl Simulation {
                 &format!("{}.queue", spec.field),
             )?;
             let loss = match &spec.cfg.loss {
-                Some(l) => Some(LossModel::new(l, rng::stream(cfg.seed, &format!("link/{}/loss", spec.name)), &format!("{}.loss", spec.field))?),
+                Some(l) => Some(LossModel::new(
+                    l,
+                    rng::stream(cfg.seed, &format!("link/{}/loss", spec.name)),
+                    &format!("{}.loss", spec.field),
+                )?),
                 None => None,
             };
             links.push(Link {
@@ -129,7 +136,10 @@ impl Simulation {
         let mut names = std::collections::HashSet::new();
         for (i, f) in cfg.flows.iter().enumerate() {
             if !names.insert(f.name.as_str()) {
-                return Err(ConfigError::new(format!("flows[{i}].name"), format!("flow name {:?} is used twice", f.name)));
+                return Err(ConfigError::new(
+                    format!("flows[{i}].name"),
+                    format!("flow name {:?} is used twice", f.name),
+                ));
             }
             sim.add_flow(cfg.seed, i, f)?;
         }
@@ -147,7 +157,10 @@ impl Simulation {
         let field = format!("flows[{i}]");
         let node = |name: &str, which: &str| {
             self.net.node(name).ok_or_else(|| {
-                ConfigError::new(format!("{field}.{which}"), format!("unknown node {name:?}; nodes are {:?}", self.net.nodes))
+                ConfigError::new(
+                    format!("{field}.{which}"),
+                    format!("unknown node {name:?}; nodes are {:?}", self.net.nodes),
+                )
             })
         };
         let (src, dst) = (node(&f.src, "src")?, node(&f.dst, "dst")?);
@@ -166,13 +179,19 @@ impl Simulation {
         if f.split == 0 || f.connections == 0 || f.connections > 64 {
             return Err(ConfigError::new(
                 field.clone(),
-                format!("split = {} and connections = {}: accepted: split >= 1, 1 <= connections <= 64", f.split, f.connections),
+                format!(
+                    "split = {} and connections = {}: accepted: split >= 1, 1 <= connections <= 64",
+                    f.split, f.connections
+                ),
             ));
         }
         let transport = match &f.transport {
             TransportConfig::Udp { header_bytes } => {
                 if app.needs_tcp() {
-                    return Err(ConfigError::new(format!("{field}.app.kind"), "this application needs transport kind \"tcp\""));
+                    return Err(ConfigError::new(
+                        format!("{field}.app.kind"),
+                        "this application needs transport kind \"tcp\"",
+                    ));
                 }
                 if f.split > 1 || f.connections > 1 {
                     return Err(ConfigError::new(field.clone(), "split and connections need transport kind \"tcp\""));
@@ -183,7 +202,10 @@ impl Simulation {
                 let n = f.connections as usize;
                 let bulk = match app {
                     App::Bulk { remaining: Some(_) } if n > 1 => {
-                        return Err(ConfigError::new(field.clone(), "a fixed-size bulk transfer runs on one connection"))
+                        return Err(ConfigError::new(
+                            field.clone(),
+                            "a fixed-size bulk transfer runs on one connection",
+                        ))
                     }
                     App::Web { .. } if n > 1 => {
                         return Err(ConfigError::new(field.clone(), "web sessions run on one connection"))
@@ -352,7 +374,13 @@ impl Simulation {
             lg.data.push(p.to_receiver);
             lg.seq.push(match self.flows[p.flow.idx()].transport {
                 Transport::Udp { .. } => self.traces.packets.msg[p.msg as usize],
-                Transport::Tcp(_) => if p.to_receiver { p.seg.seq } else { p.seg.ack },
+                Transport::Tcp(_) => {
+                    if p.to_receiver {
+                        p.seg.seq
+                    } else {
+                        p.seg.ack
+                    }
+                }
             });
         }
         let fate = match link.loss.as_mut() {

@@ -10,9 +10,9 @@
 //! - `t_deliver`: when its last byte was delivered in order to the application.
 
 use super::{Simulation, Transport};
+use crate::config::Scheduler;
 use crate::event::Event;
 use crate::ids::FlowId;
-use crate::config::Scheduler;
 use crate::packet::{Packet, NEVER};
 use crate::tcp::{EcnMode, ReceiverConfig, Segment, TcpConfig, TcpReceiver, TcpSender};
 use crate::time::{Nanos, NS_PER_MS};
@@ -97,7 +97,12 @@ impl TcpGroup {
 }
 
 impl TcpFlow {
-    pub fn new(cfg: &TcpConfig, now: Nanos, field: &str, bulk: Option<Option<u64>>) -> Result<TcpFlow, crate::ConfigError> {
+    pub fn new(
+        cfg: &TcpConfig,
+        now: Nanos,
+        field: &str,
+        bulk: Option<Option<u64>>,
+    ) -> Result<TcpFlow, crate::ConfigError> {
         let snd = TcpSender::from_config(cfg, now, field)?;
         let ecn_mode = match (cfg.ecn, cfg.cc.name.as_str()) {
             (false, _) => EcnMode::Off,
@@ -232,7 +237,8 @@ impl Simulation {
                     t.tx_next += 1;
                 }
             }
-            let pkt = Packet { flow: f, conn: k as u8, src, dst, bytes, ect, to_receiver: true, seg, ..Default::default() };
+            let pkt =
+                Packet { flow: f, conn: k as u8, src, dst, bytes, ect, to_receiver: true, seg, ..Default::default() };
             let pid = self.pool.alloc(pkt);
             self.flows[f.idx()].pkts_sent += 1;
             self.arrive(src, pid);
@@ -248,8 +254,16 @@ impl Simulation {
             let t = self.tcp(f, k);
             let Some(ack) = t.rcv.poll_ack(now) else { break };
             let bytes = ack.wire_bytes(t.header_bytes);
-            let pkt =
-                Packet { flow: f, conn: k as u8, src: dst, dst: src, bytes, to_receiver: false, seg: ack, ..Default::default() };
+            let pkt = Packet {
+                flow: f,
+                conn: k as u8,
+                src: dst,
+                dst: src,
+                bytes,
+                to_receiver: false,
+                seg: ack,
+                ..Default::default()
+            };
             let pid = self.pool.alloc(pkt);
             self.arrive(dst, pid);
         }

@@ -16,8 +16,7 @@
 
 use crate::tcp::rate::TxRateInfo;
 use crate::time::Nanos;
-use std::collections::{BTreeSet, VecDeque};
-use std::ops::Bound;
+use std::collections::VecDeque;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub struct SegFlags {
@@ -41,6 +40,9 @@ pub struct TxSeg {
     pub tx_time: Nanos,
     /// Delivery-rate snapshot of the latest (re)transmission.
     pub rate: TxRateInfo,
+    /// Position in the send-order log while RACK must examine it (set by the
+    /// scoreboard; callers pass 0).
+    pub ts_pos: u64,
 }
 
 impl TxSeg {
@@ -73,9 +75,65 @@ pub struct Scoreboard {
     /// which SACKed skbs are removed; Linux skips lost-not-retransmitted ones with a
     /// `continue`, we keep them out of the set so a long loss episode does not make
     /// every ACK walk all of its holes again).
-    /// Keyed by (last transmission time, seq): Linux's `tsorted_sent_queue` order, so
-    /// the walk can stop at the first segment sent after the RACK segment.
-    tsorted: BTreeSet<(Nanos, u64)>,
+    /// In (re)transmission order, as Linux appends to `tsorted_sent_queue`, so the walk
+    /// can stop at the first segment sent after the RACK segment.
+    tsorted: SendLog,
+}
+
+/// Linux's `tsorted_sent_queue` (a linked list with O(1) unlink) as an append-only log
+/// with lazy deletion: a segment knows its position, removal clears the entry's
+/// `live` bit, and dead entries are dropped from the front. Every (re)transmission
+/// happens at the current time, so appending keeps the log in send order; the rare
+/// re-insertion at an old send time (undo of LOST marks, SACK reneging) sets `dirty`
+/// and the log is rebuilt in (time, seq) order before the next walk.
+#[derive(Clone, Debug, Default)]
+struct SendLog {
+    entries: VecDeque<LogEntry>,
+    /// Absolute position of `entries[0]`.
+    base: u64,
+    /// Latest send time appended.
+    last_time: Nanos,
+    dirty: bool,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct LogEntry {
+    seq: u64,
+    live: bool,
+}
+
+impl SendLog {
+    /// Appends; returns the position.
+    fn append(&mut self, seq: u64, tx_time: Nanos) -> u64 {
+        if tx_time < self.last_time {
+            self.dirty = true;
+        }
+        self.last_time = self.last_time.max(tx_time);
+        self.entries.push_back(LogEntry { seq, live: true });
+        self.base + self.entries.len() as u64 - 1
+    }
+
+    fn entry_mut(&mut self, pos: u64) -> &mut LogEntry {
+        &mut self.entries[(pos - self.base) as usize]
+    }
+
+    fn unlink(&mut self, pos: u64) {
+        self.entry_mut(pos).live = false;
+        while self.entries.front().is_some_and(|e| !e.live) {
+            self.entries.pop_front();
+            self.base += 1;
+        }
+    }
+
+    /// First live entry at or after `pos`.
+    fn next_live(&self, pos: u64) -> Option<(u64, &LogEntry)> {
+        let from = pos.saturating_sub(self.base) as usize;
+        self.entries
+            .range(from.min(self.entries.len())..)
+            .enumerate()
+            .find(|(_, e)| e.live)
+            .map(|(k, e)| (self.base + (from + k) as u64, e))
+    }
 }
 
 /// Whether RACK's loss detection must look at a segment with these flags.
@@ -114,10 +172,10 @@ impl Scoreboard {
         self.segs.front()
     }
 
-    pub fn push(&mut self, seg: TxSeg) {
+    pub fn push(&mut self, mut seg: TxSeg) {
         debug_assert!(self.segs.back().is_none_or(|b| b.end_seq() == seg.seq));
         debug_assert!(!seg.flags.sacked);
-        self.tsorted.insert((seg.tx_time, seg.seq));
+        seg.ts_pos = self.tsorted.append(seg.seq, seg.tx_time);
         self.segs.push_back(seg);
     }
 
@@ -128,14 +186,26 @@ impl Scoreboard {
 
     /// The next segment RACK examines (not SACKed, not lost-and-awaiting
     /// retransmission) in transmission order after `after` (from the oldest when
-    /// None): its `(tx_time, seq)` key and index.
-    pub fn next_tsorted(&self, after: Option<(Nanos, u64)>) -> Option<((Nanos, u64), usize)> {
-        let lo = match after {
-            Some(k) => Bound::Excluded(k),
-            None => Bound::Unbounded,
-        };
-        let k = *self.tsorted.range((lo, Bound::Unbounded)).next()?;
-        Some((k, self.first_at_or_after(k.1)))
+    /// None): an opaque cursor and the segment's index. Segments may change state
+    /// between calls (the walk marks them lost).
+    pub fn next_tsorted(&mut self, after: Option<u64>) -> Option<(u64, usize)> {
+        if self.tsorted.dirty {
+            self.rebuild_log();
+        }
+        let (pos, e) = self.tsorted.next_live(after.map_or(0, |p| p + 1))?;
+        Some((pos, self.first_at_or_after(e.seq)))
+    }
+
+    /// Puts every RACK candidate back in (send time, seq) order.
+    fn rebuild_log(&mut self) {
+        let mut order: Vec<usize> = (0..self.segs.len()).filter(|&i| rack_candidate(self.segs[i].flags)).collect();
+        order.sort_by_key(|&i| (self.segs[i].tx_time, self.segs[i].seq));
+        self.tsorted = SendLog::default();
+        for i in order {
+            let (seq, tx) = (self.segs[i].seq, self.segs[i].tx_time);
+            self.segs[i].ts_pos = self.tsorted.append(seq, tx);
+        }
+        self.tsorted.dirty = false;
     }
 
     /// Index of the first segment starting at or after `seq`.
@@ -162,14 +232,10 @@ impl Scoreboard {
         adj(&mut self.lost_out, old.lost, new.lost);
         adj(&mut self.retrans_out, old.retrans, new.retrans);
         adj(&mut self.pending_out, old_pending, new_pending);
-        let tx = s.tx_time;
+        let (tx, pos) = (s.tx_time, s.ts_pos);
         match (rack_candidate(old), rack_candidate(new)) {
-            (true, false) => {
-                self.tsorted.remove(&(tx, seq));
-            }
-            (false, true) => {
-                self.tsorted.insert((tx, seq));
-            }
+            (true, false) => self.tsorted.unlink(pos),
+            (false, true) => self.segs[i].ts_pos = self.tsorted.append(seq, tx),
             _ => {}
         }
         if new_pending && seq < self.pending_hint {
@@ -208,20 +274,28 @@ impl Scoreboard {
     /// Records a retransmission of segment `i`.
     pub fn mark_retransmitted(&mut self, i: usize, now: Nanos, rate: TxRateInfo) {
         let f = self.segs[i].flags;
+        // The new send time first, so that re-entering the send log appends in order.
+        if rack_candidate(f) {
+            self.retime(i, now);
+        } else {
+            self.segs[i].tx_time = now;
+        }
         self.set_flags(i, SegFlags { retrans: true, ..f });
-        self.retime(i, now);
         let s = &mut self.segs[i];
         s.ever_retrans = true;
         s.rate = rate;
     }
 
-    /// A new transmission time moves the segment to the tail of the send order.
+    /// A new transmission time moves the segment to the tail of the send order
+    /// (`list_move_tail` on `tsorted_sent_queue`).
     fn retime(&mut self, i: usize, now: Nanos) {
         let s = &mut self.segs[i];
-        if self.tsorted.remove(&(s.tx_time, s.seq)) {
-            self.tsorted.insert((now, s.seq));
-        }
         s.tx_time = now;
+        if rack_candidate(s.flags) {
+            let (seq, pos) = (s.seq, s.ts_pos);
+            self.tsorted.unlink(pos);
+            self.segs[i].ts_pos = self.tsorted.append(seq, now);
+        }
     }
 
     /// A tail-loss-probe retransmission (`__tcp_retransmit_skb` without the
@@ -244,10 +318,11 @@ impl Scoreboard {
         let h = self.segs.front_mut()?;
         if h.end_seq() <= ack {
             let f = h.flags;
-            // Clear the flags through set_flags so the counters follow.
-            self.set_flags(0, SegFlags::default());
+            // Clear the flags through set_flags so the counters follow; "SACKed" takes
+            // it out of the send log too, and the SACK count is then taken back.
+            self.set_flags(0, SegFlags { sacked: true, lost: false, retrans: false });
+            self.sacked_out -= 1;
             let mut s = self.segs.pop_front().expect("head exists");
-            self.tsorted.remove(&(s.tx_time, s.seq));
             s.flags = f;
             if self.segs.is_empty() {
                 self.highest_sack_end = 0;
@@ -255,11 +330,11 @@ impl Scoreboard {
             Some(s)
         } else {
             if h.seq < ack {
-                let old = h.seq;
                 h.len -= (ack - h.seq) as u32;
                 h.seq = ack;
-                if self.tsorted.remove(&(h.tx_time, old)) {
-                    self.tsorted.insert((h.tx_time, ack));
+                if rack_candidate(h.flags) {
+                    let pos = h.ts_pos;
+                    self.tsorted.entry_mut(pos).seq = ack;
                 }
             }
             None
@@ -328,6 +403,7 @@ mod tests {
                 ever_retrans: false,
                 tx_time: i,
                 rate: TxRateInfo::default(),
+                ts_pos: 0,
             });
         }
         s
@@ -369,21 +445,38 @@ mod tests {
         for i in 1..5 {
             s.mark_sacked(i);
         }
-        let walk = |s: &Scoreboard| {
-            let mut v = vec![];
-            let mut cur = s.next_tsorted(None);
-            while let Some((k, i)) = cur {
-                v.push(i);
-                cur = s.next_tsorted(Some(k));
-            }
-            v
-        };
-        assert_eq!(walk(&s), vec![0, 5]);
+        assert_eq!(walk(&mut s), vec![0, 5]);
         // Lost and awaiting retransmission: not examined; retransmitted: examined last.
         s.mark_lost(0);
-        assert_eq!(walk(&s), vec![5]);
+        assert_eq!(walk(&mut s), vec![5]);
         s.mark_retransmitted(0, 1_000, TxRateInfo::default());
-        assert_eq!(walk(&s), vec![5, 0]);
+        assert_eq!(walk(&mut s), vec![5, 0]);
+    }
+
+    fn walk(s: &mut Scoreboard) -> Vec<usize> {
+        let mut v = vec![];
+        let mut cur = s.next_tsorted(None);
+        while let Some((k, i)) = cur {
+            v.push(i);
+            cur = s.next_tsorted(Some(k));
+        }
+        v
+    }
+
+    #[test]
+    fn undoing_lost_marks_puts_segments_back_in_send_order() {
+        let mut s = sb(5);
+        s.mark_lost(1);
+        s.mark_lost(3);
+        s.mark_retransmitted(3, 100, TxRateInfo::default());
+        assert_eq!(walk(&mut s), vec![0, 2, 4, 3]);
+        // Undo: segment 1 comes back at its original send time, before 2.
+        s.unmark_all_lost();
+        assert_eq!(walk(&mut s), vec![0, 1, 2, 4, 3]);
+        // The cumulative ACK drains the log from the front.
+        while s.pop_acked(300).is_some() {}
+        assert_eq!(walk(&mut s), vec![1, 0]);
+        assert_eq!((s.packets_out(), s.sacked_out, s.lost_out, s.retrans_out), (2, 0, 0, 1));
     }
 
     #[test]

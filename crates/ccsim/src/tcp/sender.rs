@@ -71,7 +71,7 @@ use crate::tcp::config::{RecoveryMode, TcpConfig};
 use crate::tcp::pacing::{PacingMode, RandomPacer};
 use crate::tcp::rate::RateSampler;
 use crate::tcp::rtt::RttEstimator;
-use crate::tcp::scoreboard::{SegFlags, Scoreboard, TxSeg};
+use crate::tcp::scoreboard::{Scoreboard, SegFlags, TxSeg};
 use crate::tcp::segment::Segment;
 use crate::time::{Nanos, NS_PER_MS, NS_PER_SEC, NS_PER_US};
 use rand::SeedableRng;
@@ -236,6 +236,8 @@ pub struct TcpSender {
     sackt: (Option<Nanos>, Option<Nanos>),
     /// Non-DSACK blocks of the previous SACK-carrying ACK (`recv_sack_cache`).
     sack_cache: Vec<(u64, u64)>,
+    /// Spare buffer `sacktag` fills and swaps with `sack_cache`.
+    sack_cache_next: Vec<(u64, u64)>,
 
     /// F-RTO (`net.ipv4.tcp_frto` = 2): configured, and active in this Loss episode.
     frto_cfg: bool,
@@ -323,6 +325,7 @@ impl TcpSender {
             last_tsecr: 0,
             sackt: (None, None),
             sack_cache: Vec::new(),
+            sack_cache_next: Vec::new(),
             frto_cfg: cfg.frto,
             frto: false,
             frto_rexmit_new: false,
@@ -485,16 +488,7 @@ impl TcpSender {
     }
 
     fn make_segment(&self, seq: u64, len: u32, retrans: bool, cwr: bool) -> Segment {
-        Segment {
-            seq,
-            len,
-            ack: 0,
-            cwr,
-            tsval: self.now,
-            rwnd: self.rcv_wnd_adv,
-            retrans,
-            ..Default::default()
-        }
+        Segment { seq, len, ack: 0, cwr, tsval: self.now, rwnd: self.rcv_wnd_adv, retrans, ..Default::default() }
     }
 
     fn send_new(&mut self, len: u32) -> Segment {
@@ -503,7 +497,15 @@ impl TcpSender {
         self.event_data_sent();
         let rate = self.rate.on_send(now, prior_packets);
         let seq = self.snd_nxt;
-        self.sb.push(TxSeg { seq, len, flags: SegFlags::default(), ever_retrans: false, tx_time: now, rate });
+        self.sb.push(TxSeg {
+            seq,
+            len,
+            flags: SegFlags::default(),
+            ever_retrans: false,
+            tx_time: now,
+            rate,
+            ts_pos: 0,
+        });
         self.snd_nxt += len as u64;
         self.batch_new += 1;
         if len < self.mss {
@@ -660,10 +662,15 @@ impl TcpSender {
             && self.sb.in_flight() < self.sk.cwnd
             && self.has_sendable())
         .then_some(self.wstamp);
-        [self.rto_deadline, self.reo_deadline, self.persist_deadline, self.tlp_deadline, pacing]
-            .into_iter()
-            .flatten()
-            .min()
+        // Called several times per event: a plain fold over the options (the
+        // iterator-flatten form cost ~4 % of a paced run).
+        let mut next = u64::MAX;
+        for t in [self.rto_deadline, self.reo_deadline, self.persist_deadline, self.tlp_deadline, pacing] {
+            if let Some(t) = t {
+                next = next.min(t);
+            }
+        }
+        (next != u64::MAX).then_some(next)
     }
 
     fn has_sendable(&self) -> bool {
@@ -742,11 +749,8 @@ impl TcpSender {
         } else {
             self.initial_rto
         };
-        let rto_delta = if advancing_rto {
-            Some(self.rtt.rto())
-        } else {
-            self.rto_deadline.map(|d| d.saturating_sub(self.now))
-        };
+        let rto_delta =
+            if advancing_rto { Some(self.rtt.rto()) } else { self.rto_deadline.map(|d| d.saturating_sub(self.now)) };
         if let Some(d) = rto_delta.filter(|&d| d > 0) {
             timeout = timeout.min(d);
         }
@@ -833,10 +837,7 @@ impl TcpSender {
     fn enter_loss(&mut self) {
         self.timeout_mark_lost();
         let st = self.sk.ca_state;
-        if st <= CaState::Disorder
-            || self.high_seq <= self.snd_una
-            || (st == CaState::Loss && self.rto_retries == 0)
-        {
+        if st <= CaState::Disorder || self.high_seq <= self.snd_una || (st == CaState::Loss && self.rto_retries == 0) {
             self.prior_ssthresh = self.sk.current_ssthresh();
             self.sk.prior_cwnd = self.sk.cwnd;
             let ss = self.with_cc(|cc, cx| cc.ops().ssthresh(cx));
@@ -956,8 +957,7 @@ impl TcpSender {
             self.process_tlp_ack(ack, flag);
         }
         if self.ack_is_dubious(flag) {
-            let num_dupack =
-                u32::from(flag & (FLAG_SND_UNA_ADVANCED | FLAG_NOT_DUP | FLAG_DSACKING_ACK) == 0);
+            let num_dupack = u32::from(flag & (FLAG_SND_UNA_ADVANCED | FLAG_NOT_DUP | FLAG_DSACKING_ACK) == 0);
             self.fastretrans_alert(prior_snd_una, num_dupack, &mut flag);
         }
         if flag & FLAG_SET_XMIT_TIMER != 0 {
@@ -999,7 +999,8 @@ impl TcpSender {
         let mut flag = 0;
         let blocks = seg.sacks();
         let mut reord = u64::MAX;
-        let mut new_cache: Vec<(u64, u64)> = Vec::with_capacity(blocks.len());
+        let mut new_cache = std::mem::take(&mut self.sack_cache_next);
+        new_cache.clear();
         let prior_fack = if self.sb.sacked_out > 0 { self.sb.highest_sack_end } else { prior_snd_una };
         for (bi, b) in blocks.iter().enumerate() {
             if b.end <= b.start {
@@ -1045,14 +1046,7 @@ impl TcpSender {
                         self.sackt.1 = Some(s.tx_time);
                     }
                     self.rack_advance(s.ever_retrans, s.end_seq(), s.tx_time);
-                    self.rate.on_delivered(
-                        rs,
-                        self.sb.seg_mut_rate(i),
-                        s.tx_time,
-                        s.end_seq(),
-                        s.ever_retrans,
-                        true,
-                    );
+                    self.rate.on_delivered(rs, self.sb.seg_mut_rate(i), s.tx_time, s.end_seq(), s.ever_retrans, true);
                     self.sb.mark_sacked(i);
                     self.count_delivered(1, ece);
                     flag |= FLAG_DATA_SACKED;
@@ -1060,7 +1054,8 @@ impl TcpSender {
                 i += 1;
             }
         }
-        self.sack_cache = new_cache;
+        // Swap the two buffers: no allocation per SACK-carrying ACK.
+        self.sack_cache_next = std::mem::replace(&mut self.sack_cache, new_cache);
         if reord < prior_fack {
             self.check_sack_reordering(reord, prior_fack);
         }

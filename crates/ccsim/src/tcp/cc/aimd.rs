@@ -25,14 +25,26 @@ use super::{AnyCc, CaState, CcContext, CongControl, CongestionOps, ParamSpec, Pa
 use crate::error::ConfigError;
 
 pub const PARAMS: &[ParamSpec] = &[
-    ParamSpec { name: "a", default: ParamValue::Float(1.0), doc: "additive increase, segments per window of ACKs (w += a/w per ACKed segment)" },
-    ParamSpec { name: "b", default: ParamValue::Float(0.5), doc: "multiplicative decrease on each echoed mark or loss episode, in (0, 1)" },
+    ParamSpec {
+        name: "a",
+        default: ParamValue::Float(1.0),
+        doc: "additive increase, segments per window of ACKs (w += a/w per ACKed segment)",
+    },
+    ParamSpec {
+        name: "b",
+        default: ParamValue::Float(0.5),
+        doc: "multiplicative decrease on each echoed mark or loss episode, in (0, 1)",
+    },
     ParamSpec {
         name: "app_limited_growth",
         default: ParamValue::Bool(true),
         doc: "grow on every ACK as the models do; false grows only while cwnd-limited (Linux tcp_is_cwnd_limited)",
     },
-    ParamSpec { name: "slow_start", default: ParamValue::Bool(true), doc: "double per RTT until the first congestion signal" },
+    ParamSpec {
+        name: "slow_start",
+        default: ParamValue::Bool(true),
+        doc: "double per RTT until the first congestion signal",
+    },
 ];
 
 #[derive(Clone, Debug)]

@@ -43,10 +43,10 @@ pub mod hybla;
 pub mod illinois;
 pub mod reno;
 pub mod scalable;
-pub mod vegas;
-pub mod westwood;
 #[cfg(test)]
 pub(crate) mod testkit;
+pub mod vegas;
+pub mod westwood;
 
 use crate::error::ConfigError;
 use crate::rng::Rng;
@@ -300,7 +300,11 @@ impl SockState {
         if !self.is_cwnd_limited() {
             return 0;
         }
-        if self.in_slow_start() { self.slow_start(acked) } else { acked }
+        if self.in_slow_start() {
+            self.slow_start(acked)
+        } else {
+            acked
+        }
     }
 
     /// `tcp_reno_cong_avoid`: slow start, then +1 segment per window of ACKed segments.
@@ -729,7 +733,11 @@ pub fn build(cfg: &CcConfig, field: &str) -> Result<AnyCc, ConfigError> {
                 format!(
                     "{} accepts: {}",
                     spec.name,
-                    spec.params.iter().map(|p| format!("{} (default {})", p.name, p.default)).collect::<Vec<_>>().join(", ")
+                    spec.params
+                        .iter()
+                        .map(|p| format!("{} (default {})", p.name, p.default))
+                        .collect::<Vec<_>>()
+                        .join(", ")
                 )
             };
             return Err(ConfigError::new(

@@ -12,7 +12,10 @@ const MSS: u64 = 1448;
 /// Linux defaults with the `reno` module: these tests script Reno's exact windows
 /// (Linux's default module is CUBIC).
 fn reno() -> TcpConfig {
-    TcpConfig { cc: crate::tcp::config::CcConfig { name: "reno".into(), params: Default::default() }, ..TcpConfig::default() }
+    TcpConfig {
+        cc: crate::tcp::config::CcConfig { name: "reno".into(), params: Default::default() },
+        ..TcpConfig::default()
+    }
 }
 
 fn seg(i: u64) -> u64 {
@@ -417,7 +420,6 @@ fn pacing_spreads_segments_after_the_first_ten() {
     assert!(p.s.state().pacing_rate_bps > 0);
 }
 
-
 // ---------------------------------------------------------------- CC hooks
 
 /// Reno that records the hooks the socket calls and the CA state at each call.
@@ -557,7 +559,13 @@ fn perf_large_window_with_losses() {
     }
     let t0 = std::time::Instant::now();
     p.run_until(600_000 * MS);
-    eprintln!("done={} t={:?} stats={:?} wall={:?}", p.s.snd_una() == n * MSS, p.now, (p.s.stats().fast_recoveries, p.s.stats().timeouts), t0.elapsed());
+    eprintln!(
+        "done={} t={:?} stats={:?} wall={:?}",
+        p.s.snd_una() == n * MSS,
+        p.now,
+        (p.s.stats().fast_recoveries, p.s.stats().timeouts),
+        t0.elapsed()
+    );
 }
 
 #[test]
@@ -569,5 +577,11 @@ fn perf_huge_window_single_loss() {
     p.on(seg(30_500), 1, Action::Drop);
     let t0 = std::time::Instant::now();
     p.run_until(600_000 * MS);
-    eprintln!("done={} t={:?} stats={:?} wall={:?}", p.s.snd_una() == n * MSS, p.now, (p.s.stats().fast_recoveries, p.s.stats().timeouts), t0.elapsed());
+    eprintln!(
+        "done={} t={:?} stats={:?} wall={:?}",
+        p.s.snd_una() == n * MSS,
+        p.now,
+        (p.s.stats().fast_recoveries, p.s.stats().timeouts),
+        t0.elapsed()
+    );
 }

@@ -105,13 +105,8 @@ impl TestReceiver {
                 }
             }
         }
-        let mut ack = Segment {
-            ack: self.rcv_nxt,
-            tsecr: self.ts_recent,
-            rwnd: self.rwnd,
-            ece: self.ece,
-            ..Default::default()
-        };
+        let mut ack =
+            Segment { ack: self.rcv_nxt, tsecr: self.ts_recent, rwnd: self.rwnd, ece: self.ece, ..Default::default() };
         if self.sack {
             // Linux sends at most 3 blocks next to the timestamps option.
             let mut n = 0;
@@ -287,10 +282,7 @@ impl Pipe {
 
     /// Number of data transmissions (new + retransmitted) in [from, to).
     pub fn sends_between(&self, from: Nanos, to: Nanos) -> usize {
-        self.log
-            .iter()
-            .filter(|&&(t, e)| t >= from && t < to && matches!(e, Ev::Tx(..) | Ev::Rtx(_)))
-            .count()
+        self.log.iter().filter(|&&(t, e)| t >= from && t < to && matches!(e, Ev::Tx(..) | Ev::Rtx(_))).count()
     }
 
     /// New-data transmissions grouped by send time: (time, count).
