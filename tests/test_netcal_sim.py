@@ -14,6 +14,7 @@ import subprocess
 import sys
 import textwrap
 import time
+import tomllib
 from dataclasses import replace
 from pathlib import Path
 
@@ -27,23 +28,16 @@ from ccbench.netcal.simprobe import SIM_PROBING, probe_flow, simulate_probes
 PKT = 1448  # probe write = one MSS = one packet
 PKT_BITS = PKT * 8
 
-ECN_AIMD = {
-    "run": {"queue_sample": "0s", "state_sample": "0s"},
-    "topology": {
-        "kind": "dumbbell",
-        "bottleneck": {
-            "down": "10Gbit", "up": "10Gbit", "delay": "5ms",
-            "loss": {"kind": "bernoulli", "p": 0.001, "action": "mark"},
-        },
-    },
-}
+# Lübben Sec. III-C2 (marks with p = 1e-3, 5 ms each way, no capacity limit), the
+# example file `ccbench estimate` is pointed at.
+ECN_AIMD = tomllib.loads((Path(__file__).resolve().parents[1] / "examples" / "estimate_ecn_aimd.toml").read_text())
 ECN_TRANSPORT = {"cc": "aimd", "ecn": True, "delayed_ack": False}
 PAPER_THEORY_PPS = 4143.0  # 1.31 / (sqrt(1e-3) * 10 ms), Ott, Kemperman & Mathis
 PAPER_FOUND_PPS = 4100.0   # largest stationary rate in the paper, r_acc = 100 pkt/s
 # Near the long-term rate the delays' correlation time is minutes (about 30 s at 4000
 # pkt/s, 100 s at 4100), so a rate counts as non-stationary only after DF-GLS has failed
 # on trains up to 3000 s (the command line: --max-extensions 200
-# --stationarity-retries 200 --max-train 3000s; examples/luebben_ecn_aimd.toml).
+# --stationarity-retries 200 --max-train 3000s; examples/estimate_ecn_aimd.toml).
 ECN_PROBING = replace(SIM_PROBING, max_extensions=200, stationarity_retries=200)
 ECN_MAX_TRAIN_S = 3000.0
 

@@ -11,8 +11,12 @@ import pytest
 from ccbench.scenario import Scenario, ScenarioError, load_scenario, loads_scenario
 
 ROOT = Path(__file__).resolve().parents[1]
-# Scenario files (sweep specifications, `sweep_*.toml`, have a format of their own).
-EXAMPLES = sorted(p for p in (ROOT / "examples").glob("**/*.toml") if not p.name.startswith("sweep_"))
+# Scenario files. Sweep specifications (`sweep_*.toml`) have a format of their own, and
+# `estimate_*.toml` have no flows (`ccbench estimate` adds the probe; the netcal tests
+# load them).
+EXAMPLES = sorted(
+    p for p in (ROOT / "examples").glob("**/*.toml") if not p.name.startswith(("sweep_", "estimate_"))
+)
 
 
 def adsl(**flow_overrides) -> dict:

@@ -279,9 +279,11 @@ pub fn run(cfg: ClientConfig) -> Result<serde_json::Value, String> {
         read_exact_timeout(&mut ctrl, 16, Duration::from_secs(10)).map_err(|e| format!("server {server}: {e}"))?;
     let id = match Ctrl::parse(&first) {
         Ok(Some((Ctrl::Start { id }, _))) => id,
-        Ok(Some((Ctrl::Stop { code: c }, _))) if c == code::SERVER_FULL => return Err(format!(
+        Ok(Some((Ctrl::Stop { code: c }, _))) if c == code::SERVER_FULL => {
+            return Err(format!(
             "server {server} refused the measurement: it already serves its maximum number of clients (10); try later"
-        )),
+        ))
+        }
         Ok(Some((Ctrl::Stop { code: c }, _))) => {
             return Err(format!("server {server} refused the measurement: {} (code {c})", code_text(c)))
         }

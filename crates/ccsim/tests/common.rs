@@ -28,12 +28,13 @@ pub fn two_nodes(fwd: LinkConfig) -> TopologyConfig {
     }
 }
 
-pub fn udp_flow(name: &str, src: &str, dst: &str, app: AppConfig) -> FlowConfig {
+/// A flow starting at 0 with one connection.
+pub fn flow(name: &str, src: &str, dst: &str, transport: TransportConfig, app: AppConfig) -> FlowConfig {
     FlowConfig {
         name: name.into(),
         src: src.into(),
         dst: dst.into(),
-        transport: TransportConfig::Udp { header_bytes: 0 },
+        transport,
         app,
         start_ns: 0,
         stop_ns: None,
@@ -41,6 +42,10 @@ pub fn udp_flow(name: &str, src: &str, dst: &str, app: AppConfig) -> FlowConfig 
         connections: 1,
         scheduler: Default::default(),
     }
+}
+
+pub fn udp_flow(name: &str, src: &str, dst: &str, app: AppConfig) -> FlowConfig {
+    flow(name, src, dst, TransportConfig::Udp { header_bytes: 0 }, app)
 }
 
 pub fn cbr(size_bytes: u32, interval_ns: u64, jitter: Jitter) -> AppConfig {

@@ -7,18 +7,7 @@ use ccsim::tcp::TcpConfig;
 use common::*;
 
 pub fn tcp_flow(name: &str, src: &str, dst: &str, cfg: TcpConfig, app: AppConfig) -> FlowConfig {
-    FlowConfig {
-        name: name.into(),
-        src: src.into(),
-        dst: dst.into(),
-        transport: TransportConfig::Tcp(cfg),
-        app,
-        start_ns: 0,
-        stop_ns: None,
-        split: 1,
-        connections: 1,
-        scheduler: Default::default(),
-    }
+    flow(name, src, dst, TransportConfig::Tcp(cfg), app)
 }
 
 fn reno() -> TcpConfig {

@@ -149,7 +149,7 @@ def estimate_cmd(
 
     Examples:
 
-      ccbench estimate examples/luebben_ecn_aimd.toml --r-acc 100pkt/s --r-max 5000pkt/s --xi 1e-4 --cc aimd
+      ccbench estimate examples/estimate_ecn_aimd.toml --r-acc 100pkt/s --r-max 5000pkt/s --xi 1e-4 --cc aimd
       --ecn --no-delayed-ack --warmup 5s --max-extensions 200 --stationarity-retries 200 --max-train 3000s
 
       ccbench estimate home.toml --r-acc 1Mbit --r-max 12Mbit --plot alpha.png --save-probes probes.csv

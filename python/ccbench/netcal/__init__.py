@@ -110,7 +110,7 @@ for):
 * **Stationarity retries** stay at 2 (the package default), DF-GLS constant-only with
   BIC lags at level 0.05, runs test about the median at level 0.05.
 * **Result on the paper's ECN-AIMD system** (Sec. III-C2; ``tests/test_netcal_sim.py``,
-  ``examples/luebben_ecn_aimd.toml``): the probe's window is the paper's textbook AIMD
+  ``examples/estimate_ecn_aimd.toml``): the probe's window is the paper's textbook AIMD
   (``cc = "aimd"``: +1/w per unmarked ACK, halved on every echoed mark, each ACK echoing
   its own segment's mark). Its long-term rate in this simulator is 4215 pkt/s (2 × 2000 s;
   the fluid formula's 4143 ignores that segments in flight at a halving still arrive at

@@ -559,6 +559,11 @@ fn perf_large_window_with_losses() {
     }
     let t0 = std::time::Instant::now();
     p.run_until(600_000 * MS);
+    report_perf(&p, n, t0);
+}
+
+/// What the two timing experiments print.
+fn report_perf(p: &Pipe, n: u64, t0: std::time::Instant) {
     eprintln!(
         "done={} t={:?} stats={:?} wall={:?}",
         p.s.snd_una() == n * MSS,
@@ -577,11 +582,5 @@ fn perf_huge_window_single_loss() {
     p.on(seg(30_500), 1, Action::Drop);
     let t0 = std::time::Instant::now();
     p.run_until(600_000 * MS);
-    eprintln!(
-        "done={} t={:?} stats={:?} wall={:?}",
-        p.s.snd_una() == n * MSS,
-        p.now,
-        (p.s.stats().fast_recoveries, p.s.stats().timeouts),
-        t0.elapsed()
-    );
+    report_perf(&p, n, t0);
 }
