@@ -181,7 +181,27 @@ impl Scoreboard {
 
     /// Index of the first segment ending after `seq` (the one containing it).
     pub fn containing_or_after(&self, seq: u64) -> usize {
+        if let Some(i) = self.guess_containing(seq) {
+            return i;
+        }
         self.segs.partition_point(|s| s.end_seq() <= seq)
+    }
+
+    /// The segment containing `seq`, found in O(1) when the segments after it all have
+    /// the last segment's length (bulk transfers: every segment is one MSS); `None`
+    /// when that guess misses, and the caller searches.
+    #[inline]
+    fn guess_containing(&self, seq: u64) -> Option<usize> {
+        let back = self.segs.back()?;
+        let stride = back.len as u64;
+        if stride == 0 || seq >= back.end_seq() {
+            return None;
+        }
+        let back_i = self.segs.len() - 1;
+        let dist = (back.seq.saturating_sub(seq)).div_ceil(stride);
+        let i = back_i.checked_sub(usize::try_from(dist).ok()?)?;
+        let s = &self.segs[i];
+        (s.seq <= seq && seq < s.end_seq()).then_some(i)
     }
 
     /// The next segment RACK examines (not SACKed, not lost-and-awaiting
@@ -210,6 +230,9 @@ impl Scoreboard {
 
     /// Index of the first segment starting at or after `seq`.
     pub fn first_at_or_after(&self, seq: u64) -> usize {
+        if let Some(i) = self.guess_containing(seq) {
+            return if self.segs[i].seq == seq { i } else { i + 1 };
+        }
         self.segs.partition_point(|s| s.seq < seq)
     }
 
@@ -477,6 +500,26 @@ mod tests {
         while s.pop_acked(300).is_some() {}
         assert_eq!(walk(&mut s), vec![1, 0]);
         assert_eq!((s.packets_out(), s.sacked_out, s.lost_out, s.retrans_out), (2, 0, 0, 1));
+    }
+
+    #[test]
+    fn index_lookups_agree_with_binary_search() {
+        // Uniform segments (the O(1) path), then a short one in the middle and a
+        // trimmed head (the fallback).
+        let mut s = sb(8);
+        let check = |s: &Scoreboard| {
+            for seq in 0..1000 {
+                assert_eq!(s.containing_or_after(seq), s.segs.partition_point(|x| x.end_seq() <= seq), "{seq}");
+                assert_eq!(s.first_at_or_after(seq), s.segs.partition_point(|x| x.seq < seq), "{seq}");
+            }
+        };
+        check(&s);
+        s.push(TxSeg { seq: 800, len: 30, ..*s.get(0) });
+        s.push(TxSeg { seq: 830, len: 100, ..*s.get(0) });
+        check(&s);
+        assert!(s.pop_acked(150).is_some());
+        assert!(s.pop_acked(150).is_none());
+        check(&s);
     }
 
     #[test]
