@@ -30,6 +30,13 @@
 //! - between decisions, slow start grows cwnd per ACK; avoidance leaves it alone;
 //! - the Vegas branch does not check `tcp_is_cwnd_limited` (only the Reno fallback
 //!   does).
+//!
+//! `legacy_2_6 = true` (not current Linux) runs the 2.6.16-2.6.21 decision instead, the
+//! Vegas of Wei's thesis: Brakmo's `diff = w - w*baseRTT/rtt` over the window sent in
+//! the round that just ended, and cwnd stepped toward that round's cwnd +-1. Current
+//! Linux decides on the current cwnd with a minimum RTT that lags one round, so a lone
+//! flow cycles over three windows; the old decision settles inside Wei's Theorem
+//! 2.1.5 bounds (tests/cc_delay.rs).
 
 use super::{AckSample, AnyCc, CaEvent, CaState, CcContext, CongAvoid, CongestionOps, ParamSpec, ParamValue, Params};
 use crate::error::ConfigError;
@@ -47,6 +54,12 @@ pub const PARAMS: &[ParamSpec] = &[
         doc: "upper bound of packets in network (shrink cwnd above it)",
     },
     ParamSpec { name: "gamma", default: ParamValue::Int(1), doc: "limit on increase (scale by 2) in slow start" },
+    ParamSpec {
+        name: "legacy_2_6",
+        default: ParamValue::Bool(false),
+        doc: "the 2.6.16-2.6.21 decision (Wei's thesis): diff = w - w*baseRTT/rtt over the window sent in the \
+              last round, cwnd stepped toward that round's cwnd +-1 (not Linux)",
+    },
 ];
 
 /// `struct vegas` (RTTs in µs).
@@ -65,6 +78,11 @@ pub struct Vegas {
     min_rtt: u32,
     /// Min RTT ever seen (propagation-delay estimate), µs.
     base_rtt: u32,
+    /// The 2.6.16-era decision ([`Vegas::legacy_decision`]).
+    legacy: bool,
+    /// Left edge and cwnd of the current round (2.6.16's `beg_snd_una`, `beg_snd_cwnd`).
+    beg_snd_una: u64,
+    beg_snd_cwnd: u32,
 }
 
 pub fn build(p: &Params<'_>) -> Result<AnyCc, ConfigError> {
@@ -74,7 +92,9 @@ pub fn build(p: &Params<'_>) -> Result<AnyCc, ConfigError> {
             ConfigError::new(format!("{}.params.{name}", p.field), format!("{v}; accepted: 0..=4294967295"))
         })
     };
-    Ok(AnyCc::Vegas(Vegas::new(get("alpha")?, get("beta")?, get("gamma")?)))
+    let mut v = Vegas::new(get("alpha")?, get("beta")?, get("gamma")?);
+    v.legacy = p.bool("legacy_2_6")?;
+    Ok(AnyCc::Vegas(v))
 }
 
 impl Vegas {
@@ -88,6 +108,9 @@ impl Vegas {
             cnt_rtt: 0,
             min_rtt: 0x7fff_ffff,
             base_rtt: 0x7fff_ffff,
+            legacy: false,
+            beg_snd_una: 0,
+            beg_snd_cwnd: 0,
         }
     }
 
@@ -100,6 +123,8 @@ impl Vegas {
     fn enable(&mut self, cx: &CcContext<'_>) {
         self.doing_vegas_now = true;
         self.beg_snd_nxt = cx.sk.snd_nxt;
+        self.beg_snd_una = cx.sk.snd_una;
+        self.beg_snd_cwnd = cx.sk.cwnd;
         self.cnt_rtt = 0;
         self.min_rtt = 0x7fff_ffff;
     }
@@ -122,6 +147,53 @@ impl Vegas {
     /// `tcp_reno_cong_avoid`.
     fn reno(cx: &mut CcContext<'_>, acked: u32) {
         cx.sk.reno_cong_avoid(acked);
+    }
+
+    /// The end of a round in Linux 2.6.16-2.6.21 (the Vegas Wei's thesis
+    /// measured), from that era's `tcp_vegas_cong_avoid`: `old_wnd` is the data sent in
+    /// the round that just ended (in segments), `old_snd_cwnd` the cwnd then, and
+    /// `diff = old_wnd - old_wnd*baseRTT/rtt` is Brakmo's queued-segments estimate with
+    /// half-segment resolution (`V_PARAM_SHIFT` = 1). The target is `old_snd_cwnd`
+    /// +-1 and cwnd moves one step toward it, so a decision already taken is not
+    /// repeated on the next round's lagged RTT (current Linux's extra round of delay).
+    fn legacy_round_end(&mut self, cx: &mut CcContext<'_>) {
+        const SHIFT: u32 = 1;
+        let old_wnd = (self.beg_snd_nxt - self.beg_snd_una) / cx.sk.mss.max(1) as u64;
+        let old_snd_cwnd = self.beg_snd_cwnd;
+        self.beg_snd_una = self.beg_snd_nxt;
+        self.beg_snd_nxt = cx.sk.snd_nxt;
+        self.beg_snd_cwnd = cx.sk.cwnd;
+        let sk = &mut *cx.sk;
+        if self.cnt_rtt <= 2 {
+            // Too few samples: Reno's +1 per round in congestion avoidance.
+            if sk.cwnd > sk.ssthresh {
+                sk.cwnd += 1;
+            }
+            return;
+        }
+        let rtt = self.min_rtt as u64;
+        let target = ((old_wnd * self.base_rtt as u64) << SHIFT) / rtt;
+        let diff = (old_wnd << SHIFT).saturating_sub(target);
+        if sk.cwnd <= sk.ssthresh {
+            if diff > (self.gamma as u64) << SHIFT {
+                // Going too fast: match the actual rate and leave slow start.
+                sk.ssthresh = 2;
+                sk.cwnd = sk.cwnd.min((target >> SHIFT) as u32 + 1);
+            }
+            return;
+        }
+        let next = if diff > (self.beta as u64) << SHIFT {
+            old_snd_cwnd.saturating_sub(1)
+        } else if diff < (self.alpha as u64) << SHIFT {
+            old_snd_cwnd + 1
+        } else {
+            old_snd_cwnd
+        };
+        if next > sk.cwnd {
+            sk.cwnd += 1;
+        } else if next < sk.cwnd {
+            sk.cwnd -= 1;
+        }
     }
 }
 
@@ -180,38 +252,49 @@ impl CongAvoid for Vegas {
         }
         // `after(ack, beg_snd_nxt)`: the ACK covers the whole previous round.
         if cx.sk.snd_una > self.beg_snd_nxt {
-            self.beg_snd_nxt = cx.sk.snd_nxt;
-            if self.cnt_rtt <= 2 {
-                // Too few samples to trust (they are likely all delayed ACKs).
-                Self::reno(cx, acked);
+            if self.legacy {
+                self.legacy_round_end(cx);
             } else {
-                let rtt = self.min_rtt;
-                let base = self.base_rtt;
-                let cwnd = cx.sk.cwnd;
-                let target = (cwnd as u64 * base as u64 / rtt as u64) as u32;
-                // u32 arithmetic as Linux (`cwnd * (rtt - baseRTT)` wraps only for
-                // cwnd * queueing delay beyond 4e9 µs-segments).
-                let diff = cwnd.wrapping_mul(rtt - base) / base;
-                if diff > self.gamma && cx.sk.in_slow_start() {
-                    // Going too fast: match the actual rate (+1 for the truncation)
-                    // and leave slow start.
-                    cx.sk.cwnd = cwnd.min(target + 1);
-                    cx.sk.ssthresh = Self::vegas_ssthresh(cx);
-                } else if cx.sk.in_slow_start() {
-                    cx.sk.slow_start(acked);
-                } else if diff > self.beta {
-                    cx.sk.cwnd -= 1;
-                    cx.sk.ssthresh = Self::vegas_ssthresh(cx);
-                } else if diff < self.alpha {
-                    cx.sk.cwnd += 1;
+                self.beg_snd_nxt = cx.sk.snd_nxt;
+                if self.cnt_rtt <= 2 {
+                    // Too few samples to trust (they are likely all delayed ACKs).
+                    Self::reno(cx, acked);
+                } else {
+                    let rtt = self.min_rtt;
+                    let base = self.base_rtt;
+                    let cwnd = cx.sk.cwnd;
+                    let target = (cwnd as u64 * base as u64 / rtt as u64) as u32;
+                    // u32 arithmetic as Linux (`cwnd * (rtt - baseRTT)` wraps only for
+                    // cwnd * queueing delay beyond 4e9 µs-segments).
+                    let diff = cwnd.wrapping_mul(rtt - base) / base;
+                    if diff > self.gamma && cx.sk.in_slow_start() {
+                        // Going too fast: match the actual rate (+1 for the truncation)
+                        // and leave slow start.
+                        cx.sk.cwnd = cwnd.min(target + 1);
+                        cx.sk.ssthresh = Self::vegas_ssthresh(cx);
+                    } else if cx.sk.in_slow_start() {
+                        cx.sk.slow_start(acked);
+                    } else if diff > self.beta {
+                        cx.sk.cwnd -= 1;
+                        cx.sk.ssthresh = Self::vegas_ssthresh(cx);
+                    } else if diff < self.alpha {
+                        cx.sk.cwnd += 1;
+                    }
+                    cx.sk.cwnd = cx.sk.cwnd.max(2).min(cx.sk.cwnd_clamp);
+                    cx.sk.ssthresh = cx.sk.current_ssthresh();
                 }
-                cx.sk.cwnd = cx.sk.cwnd.max(2).min(cx.sk.cwnd_clamp);
-                cx.sk.ssthresh = cx.sk.current_ssthresh();
             }
             self.cnt_rtt = 0;
             self.min_rtt = 0x7fff_ffff;
-        } else if cx.sk.in_slow_start() {
+        } else if !self.legacy && cx.sk.in_slow_start() {
             cx.sk.slow_start(acked);
+        }
+        if self.legacy {
+            // 2.6.16: every ACK grows cwnd by one in slow start (`<=` as then).
+            if cx.sk.cwnd <= cx.sk.ssthresh {
+                cx.sk.cwnd += 1;
+            }
+            cx.sk.cwnd = cx.sk.cwnd.max(2).min(cx.sk.cwnd_clamp);
         }
     }
 }
