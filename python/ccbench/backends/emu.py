@@ -159,6 +159,8 @@ def _plan(config: dict, ns: dict[str, str], info_interval_ns: int) -> _Plan:
                 p["cc"] = cc
                 if (tr.get("cc") or {}).get("params"):
                     plan.ignored.append(f"{f['name']}: cc parameters {tr['cc']['params']} (global kernel module parameters)")
+            if tr.get("tso_autosize") is False:
+                plan.ignored.append(f"{f['name']}: tso_autosize = false (the kernel always builds GSO bursts)")
             if tr.get("nagle") is False:
                 p["send_args"] += ["--nodelay", "true"]
             if tr.get("mss") is not None:

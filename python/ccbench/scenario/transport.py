@@ -156,6 +156,7 @@ _TCP_KEYS: dict[str, str] = {
     "delack_max": "delack_max_ms",
     "tlp": "tlp",
     "frto": "frto",
+    "tso_autosize": "tso_autosize",
 }
 _MS_FIELDS = ("min_rto", "max_rto", "initial_rto", "delack_min", "delack_max")
 
@@ -187,6 +188,9 @@ class Tcp(Table):
     #: current Linux; off to match older kernels (2.6-era studies).
     tlp: Optional[bool] = None
     frto: Optional[bool] = None
+    #: Paced flows (fq pacing, BBR) send Linux's autosized GSO bursts (about 1 ms of
+    #: data, at least 2 segments) per pacing slot; false: one segment per slot.
+    tso_autosize: Optional[bool] = None
 
     @model_validator(mode="after")
     def _check(self):

@@ -94,6 +94,12 @@ pub struct TcpConfig {
     /// F-RTO spurious-timeout detection (RFC 5682; `net.ipv4.tcp_frto` = 2).
     #[serde(default = "d_true")]
     pub frto: bool,
+    /// A paced flow (`fq` pacing or BBR) sends `tcp_tso_autosize` segments per pacing
+    /// slot, back to back, as Linux's GSO skbs (TCP always builds them since 4.19):
+    /// about 1 ms of data at the pacing rate, at least 2 segments (BBR: 1 below
+    /// 1.2 Mbit/s), at most 64 KB. `false`: one segment per slot.
+    #[serde(default = "d_true")]
+    pub tso_autosize: bool,
     /// `net.ipv4.tcp_slow_start_after_idle` = 1.
     #[serde(default = "d_true")]
     pub slow_start_after_idle: bool,
@@ -175,6 +181,7 @@ impl Default for TcpConfig {
             ecn: false,
             recovery: RecoveryMode::Prr,
             tlp: true,
+            tso_autosize: true,
             frto: true,
             slow_start_after_idle: true,
             pacing: PacingMode::Off,

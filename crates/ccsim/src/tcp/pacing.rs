@@ -218,7 +218,11 @@ mod pipe_tests {
     }
 
     fn run(pacing: PacingMode, one_way: Nanos, until: Nanos, rcvbuf: u64) -> Vec<Departure> {
-        let cfg = TcpConfig { pacing, rcvbuf_bytes: rcvbuf, ..Default::default() };
+        run_tso(pacing, one_way, until, rcvbuf, false)
+    }
+
+    fn run_tso(pacing: PacingMode, one_way: Nanos, until: Nanos, rcvbuf: u64, tso: bool) -> Vec<Departure> {
+        let cfg = TcpConfig { pacing, rcvbuf_bytes: rcvbuf, tso_autosize: tso, ..Default::default() };
         let mut snd = TcpSender::from_config(&cfg, 0, "t").unwrap();
         snd.set_rng(Rng::seed_from_u64(3));
         let mut rcv = TcpReceiver::new(ReceiverConfig { rcvbuf_bytes: rcvbuf, ..Default::default() });
@@ -297,6 +301,33 @@ mod pipe_tests {
         let zero = bursty.windows(2).filter(|w| w[1].t == w[0].t).count();
         println!("no pacing: {zero} of {} departures back to back", bursty.len());
         assert!(zero * 2 > bursty.len(), "{zero} of {} back to back", bursty.len());
+    }
+
+    /// With TSO autosizing (the default) a paced flow sends GSO bursts: the segments
+    /// leaving at one instant number `max(rate * 1 ms / mss, 2)` (`tcp_tso_autosize`
+    /// with Linux's `tcp_min_tso_segs` = 2), never more; fewer only where cwnd or the
+    /// data ran out.
+    #[test]
+    fn fq_pacing_with_tso_sends_autosized_bursts() {
+        let d = run_tso(PacingMode::Fq, 20_000_000, 200_000_000, 6_291_456, true);
+        let (mut full, mut bursts) = (0, 0);
+        let mut i = 10;
+        while i < d.len() {
+            let mut j = i;
+            while j + 1 < d.len() && d[j + 1].t == d[i].t {
+                j += 1;
+            }
+            let (size, rate) = (j - i + 1, d[i].rate);
+            if d[i].srtt > 0 && rate > 0 {
+                let want = ((rate >> 10) / 1448).max(2) as usize;
+                assert!(size <= want, "{size} segments at t {} (rate {rate} B/s allows {want})", d[i].t);
+                full += usize::from(size == want);
+                bursts += 1;
+            }
+            i = j + 1;
+        }
+        println!("tso: {full} of {bursts} bursts of the autosized length");
+        assert!(bursts > 30 && full * 2 > bursts, "{full} of {bursts}");
     }
 
     /// `pacing = "random"` with a constant window (the receive window holds the flow

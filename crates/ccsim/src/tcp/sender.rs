@@ -58,7 +58,12 @@
 //! (RFC 5682, `tcp_process_loss`), which after an RTO sends new data instead of
 //! retransmitting and undoes if never-retransmitted data is then acknowledged.
 //!
-//! Left out (Linux has them): TSO/GSO autosizing, TCP small queues and
+//! **TSO autosizing**: a paced sender (fq pacing or BBR) lets `tcp_tso_autosize`
+//! segments through the pacing gate at once, as Linux's GSO skbs (TCP always builds
+//! them since 4.19), and the departure time advances per segment; `tso_autosize =
+//! false` paces single segments.
+//!
+//! Left out (Linux has them): TCP small queues and
 //! autocorking, SACK reneging recovery beyond clearing marks on RTO, DSACK-driven
 //! growth of RACK's reordering window, MTU probing.
 
@@ -224,6 +229,12 @@ pub struct TcpSender {
     probe_pending: bool,
 
     wstamp: Nanos,
+    /// `TcpConfig::tso_autosize`.
+    tso_autosize: bool,
+    /// The GSO burst being sent: when it started and how many more segments it may
+    /// take past the pacing gate at that same instant.
+    burst_at: Nanos,
+    burst_left: u32,
     data_segs_out: u64,
     /// End of the last sub-MSS segment sent (`snd_sml`, Minshall's Nagle).
     snd_sml: u64,
@@ -318,6 +329,9 @@ impl TcpSender {
             persist_backoff: 0,
             probe_pending: false,
             wstamp: now,
+            tso_autosize: cfg.tso_autosize,
+            burst_at: 0,
+            burst_left: 0,
             data_segs_out: 0,
             snd_sml: 0,
             ecn_queue_cwr: false,
@@ -415,7 +429,7 @@ impl TcpSender {
                 return Some(seg);
             }
         }
-        if self.pacing_active() && now < self.wstamp {
+        if self.pacing_active() && now < self.wstamp && !(self.burst_left > 0 && self.burst_at == now) {
             // `tcp_write_xmit` breaks out of its loop on `tcp_pacing_check` and still
             // runs its tail: cwnd validation and the loss probe for what went out.
             if self.batch_sent > 0 || self.sb.in_flight() >= self.sk.cwnd {
@@ -586,6 +600,15 @@ impl TcpSender {
             }
             return;
         }
+        // One GSO skb of `tso_segs` segments leaves at once (its segments pass the
+        // gate at the same instant); the departure time advances per segment, which
+        // adds up to Linux's `skb->len / rate` for the skb.
+        if self.burst_left > 0 && self.burst_at == self.now {
+            self.burst_left -= 1;
+        } else {
+            self.burst_at = self.now;
+            self.burst_left = self.tso_segs() - 1;
+        }
         let prior = self.wstamp;
         self.wstamp = self.wstamp.max(self.now);
         let rate = self.sk.pacing_rate;
@@ -595,6 +618,28 @@ impl TcpSender {
             len_ns -= (len_ns / 2).min(credit);
             self.wstamp += len_ns;
         }
+    }
+
+    /// `tcp_tso_autosize` (Linux 5.18+): about 1 ms of data at the pacing rate
+    /// (`sk_pacing_shift` = 10), plus 64 KB >> (min RTT / 512 µs) on short paths
+    /// (`tcp_tso_rtt_log` = 9), at most 64 KB (`sk_gso_max_size`), at least the CC's
+    /// `min_tso_segs`. 1 when `tso_autosize` is off.
+    fn tso_segs(&self) -> u32 {
+        const GSO_MAX: u64 = 65_536;
+        if !self.tso_autosize {
+            return 1;
+        }
+        let rate = self.sk.pacing_rate;
+        let mut bytes = if rate == u64::MAX { GSO_MAX } else { rate >> 10 };
+        let min_rtt = self.rtt.min_rtt_us();
+        if min_rtt != u32::MAX {
+            let r = min_rtt >> 9;
+            if r < 32 {
+                bytes += GSO_MAX >> r;
+            }
+        }
+        let segs = (bytes.min(GSO_MAX) / self.mss.max(1) as u64) as u32;
+        segs.max(self.cc.ops_ref().min_tso_segs(rate)).max(1)
     }
 
     /// End of a transmit burst: `tcp_cwnd_validate` (RFC 7661-style bookkeeping of

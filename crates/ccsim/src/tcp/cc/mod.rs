@@ -360,6 +360,11 @@ pub trait CongestionOps {
     fn needs_ecn(&self) -> bool {
         false
     }
+    /// Fewest segments per TSO/GSO burst (`min_tso_segs`; without the hook Linux uses
+    /// `net.ipv4.tcp_min_tso_segs` = 2). `pacing_rate` in bytes per second.
+    fn min_tso_segs(&self, _pacing_rate: u64) -> u32 {
+        2
+    }
 }
 
 /// Classic window-based algorithms: `cong_avoid(sk, ack, acked)`.
@@ -476,6 +481,9 @@ impl<T: CongestionOps + ?Sized> CongestionOps for Box<T> {
     }
     fn needs_ecn(&self) -> bool {
         (**self).needs_ecn()
+    }
+    fn min_tso_segs(&self, pacing_rate: u64) -> u32 {
+        (**self).min_tso_segs(pacing_rate)
     }
 }
 

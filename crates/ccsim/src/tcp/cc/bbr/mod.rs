@@ -21,7 +21,8 @@
 //! (`BW_SCALE`), gains scaled by 256 (`BBR_SCALE`), so the windows and rates match the
 //! kernel's to the segment/byte.
 //!
-//! Differences from Linux, all because the simulator has no TSO and a per-ACK clock:
+//! Differences from Linux, all from the simulator's per-ACK clock (GSO bursts are
+//! modelled by the sender, see `tcp::sender`):
 //! - `tcp_wstamp_ns` (the earliest departure time of the next packet) is not visible
 //!   here; `bbr_packets_in_net_at_edt` takes it as `now`, i.e. it does not subtract
 //!   the packets the pacer will deliver before the next departure (at most one or
@@ -29,7 +30,8 @@
 //! - `delivered_mstamp` (time of the latest delivery) is `now`: this is only called
 //!   on ACKs, and Linux sets it to the ACK's time whenever the ACK delivered data;
 //! - `bbr_tso_segs_goal` is computed as Linux does for a 1-ms pacing shift (rate >> 10
-//!   bytes, 2 segments minimum above 1.2 Mbit/s), since it enters the cwnd budget;
+//!   bytes, 2 segments minimum above 1.2 Mbit/s), since it enters the cwnd budget; the
+//!   sender's GSO bursts use the same minimum (`min_tso_segs`);
 //! - jiffies are not simulated: the 10 s and 200 ms timers use nanoseconds.
 
 mod lt_bw;
@@ -266,10 +268,19 @@ impl Bbr {
         }
     }
 
+    /// `bbr_min_tso_segs`: single segments below 1.2 Mbit/s.
+    fn min_segs(pacing_rate: u64) -> u32 {
+        if pacing_rate < MIN_TSO_RATE >> 3 {
+            1
+        } else {
+            2
+        }
+    }
+
     /// `bbr_tso_segs_goal` with `sk_pacing_shift` = 10 (1 ms of data per burst).
     fn tso_segs_goal(cx: &CcContext<'_>) -> u32 {
         let rate = cx.sk.pacing_rate;
-        let min_segs = if rate < MIN_TSO_RATE >> 3 { 1 } else { 2 };
+        let min_segs = Self::min_segs(rate);
         let bytes = (rate >> 10).min(65_536 - 1 - 320);
         let segs = (bytes / cx.sk.mss as u64) as u32;
         segs.max(min_segs).min(0x7f)
@@ -428,6 +439,10 @@ impl Bbr {
 impl CongestionOps for Bbr {
     fn name(&self) -> &'static str {
         "bbr"
+    }
+
+    fn min_tso_segs(&self, pacing_rate: u64) -> u32 {
+        Self::min_segs(pacing_rate)
     }
 
     /// `bbr_init`.
