@@ -66,6 +66,9 @@ pub struct EventQueue {
     next_seq: u64,
     /// Events popped so far (for the events-per-second figure).
     pub processed: u64,
+    /// Entries superseded since the last purge (an upper bound: some of them have
+    /// already popped); see [`EventQueue::purge_due`].
+    superseded: u64,
 }
 
 impl EventQueue {
@@ -86,6 +89,28 @@ impl EventQueue {
     #[inline]
     pub fn peek_time(&self) -> Option<Nanos> {
         self.heap.peek().map(|e| e.time())
+    }
+
+    /// An entry already in the queue will be ignored when it pops (a transport
+    /// timer re-armed earlier leaves its later entry behind).
+    #[inline]
+    pub fn mark_superseded(&mut self) {
+        self.superseded += 1;
+    }
+
+    /// Whether superseded entries may make up half the heap: every pop pays for them
+    /// (paced flows re-arm their timer once per burst, leaving an RTO-distant entry
+    /// each time).
+    #[inline]
+    pub fn purge_due(&self) -> bool {
+        self.superseded >= 64 && self.superseded * 2 >= self.heap.len() as u64
+    }
+
+    /// Drops the entries `keep` rejects (an O(n) rebuild; the pop order of the rest is
+    /// unchanged, keys being unique).
+    pub fn purge(&mut self, mut keep: impl FnMut(Nanos, &Event) -> bool) {
+        self.heap.retain(|e| keep(e.time(), &e.event));
+        self.superseded = 0;
     }
 
     pub fn len(&self) -> usize {
@@ -118,5 +143,19 @@ mod tests {
                 (5, Event::AppWake(FlowId(4))),
             ]
         );
+    }
+
+    #[test]
+    fn purge_drops_rejected_entries_and_keeps_the_order_of_the_rest() {
+        let mut q = EventQueue::default();
+        for (t, f) in [(9, 1), (4, 2), (9, 3), (7, 4), (4, 5)] {
+            q.schedule(t, Event::TransportTimer(FlowId(f), 0));
+            q.mark_superseded();
+        }
+        q.purge(|t, ev| !(t == 9 && *ev == Event::TransportTimer(FlowId(1), 0)));
+        let order: Vec<_> = std::iter::from_fn(|| q.pop()).map(|(t, e)| (t, e)).collect();
+        let ev = |f| Event::TransportTimer(FlowId(f), 0);
+        assert_eq!(order, vec![(4, ev(2)), (4, ev(5)), (7, ev(4)), (9, ev(3))]);
+        assert!(!q.purge_due());
     }
 }

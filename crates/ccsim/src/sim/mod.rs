@@ -263,6 +263,9 @@ impl Simulation {
             let (t, ev) = self.events.pop().expect("peeked");
             self.now = t;
             self.dispatch(ev);
+            if self.events.purge_due() {
+                self.purge_superseded_timers();
+            }
             until_report -= 1;
             if until_report == 0 {
                 until_report = 1 << 18;

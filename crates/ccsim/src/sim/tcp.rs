@@ -276,10 +276,30 @@ impl Simulation {
             (a, b) => a.or(b).unwrap_or(NEVER),
         };
         if next < t.timer_at {
+            let superseded = t.timer_at != NEVER;
             t.timer_at = next;
+            if superseded {
+                self.events.mark_superseded();
+            }
             let at = next.max(self.now);
             self.events.schedule(at, Event::TransportTimer(f, k as u32));
         }
+    }
+
+    /// Drops transport-timer entries later than their connection's armed time: each
+    /// was superseded by an earlier one and would only re-run the timer handler with
+    /// nothing due (the connection re-arms at its earliest deadline whenever its timer
+    /// fires). The live entry sits at the armed time, or at `now` if that time had
+    /// passed when it was scheduled.
+    pub(super) fn purge_superseded_timers(&mut self) {
+        let (flows, now) = (&self.flows, self.now);
+        self.events.purge(|t, ev| match *ev {
+            Event::TransportTimer(f, k) => match &flows[f.idx()].transport {
+                Transport::Tcp(g) => t <= g.conns[k as usize].timer_at.max(now),
+                Transport::Udp { .. } => true,
+            },
+            _ => true,
+        });
     }
 
     pub(super) fn tcp_timer(&mut self, f: FlowId, k: usize) {
