@@ -180,6 +180,7 @@ impl Scoreboard {
     }
 
     /// Index of the first segment ending after `seq` (the one containing it).
+    #[inline]
     pub fn containing_or_after(&self, seq: u64) -> usize {
         if let Some(i) = self.guess_containing(seq) {
             return i;
@@ -229,6 +230,7 @@ impl Scoreboard {
     }
 
     /// Index of the first segment starting at or after `seq`.
+    #[inline]
     pub fn first_at_or_after(&self, seq: u64) -> usize {
         if let Some(i) = self.guess_containing(seq) {
             return if self.segs[i].seq == seq { i } else { i + 1 };
