@@ -217,7 +217,8 @@ impl Scoreboard {
         Some((pos, self.first_at_or_after(e.seq)))
     }
 
-    /// Puts every RACK candidate back in (send time, seq) order.
+    /// Puts every RACK candidate back in (send time, seq) order (appending in that
+    /// order leaves the new log clean).
     fn rebuild_log(&mut self) {
         let mut order: Vec<usize> = (0..self.segs.len()).filter(|&i| rack_candidate(self.segs[i].flags)).collect();
         order.sort_by_key(|&i| (self.segs[i].tx_time, self.segs[i].seq));
@@ -226,7 +227,6 @@ impl Scoreboard {
             let (seq, tx) = (self.segs[i].seq, self.segs[i].tx_time);
             self.segs[i].ts_pos = self.tsorted.append(seq, tx);
         }
-        self.tsorted.dirty = false;
     }
 
     /// Index of the first segment starting at or after `seq`.

@@ -707,8 +707,8 @@ impl TcpSender {
             && self.sb.in_flight() < self.sk.cwnd
             && self.has_sendable())
         .then_some(self.wstamp);
-        // Called several times per event: a plain fold over the options (the
-        // iterator-flatten form cost ~4 % of a paced run).
+        // Called several times per event: a plain fold over the options (with the
+        // iterator-flatten form, next_timer was ~4 % of a paced run's instructions).
         let mut next = u64::MAX;
         for t in [self.rto_deadline, self.reo_deadline, self.persist_deadline, self.tlp_deadline, pacing] {
             if let Some(t) = t {

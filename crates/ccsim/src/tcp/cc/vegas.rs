@@ -78,7 +78,7 @@ pub struct Vegas {
     min_rtt: u32,
     /// Min RTT ever seen (propagation-delay estimate), µs.
     base_rtt: u32,
-    /// The 2.6.16-era decision ([`Vegas::legacy_decision`]).
+    /// The 2.6.16-era decision ([`Vegas::legacy_cong_avoid`]).
     legacy: bool,
     /// Left edge and cwnd of the current round (2.6.16's `beg_snd_una`, `beg_snd_cwnd`).
     beg_snd_una: u64,
@@ -147,6 +147,20 @@ impl Vegas {
     /// `tcp_reno_cong_avoid`.
     fn reno(cx: &mut CcContext<'_>, acked: u32) {
         cx.sk.reno_cong_avoid(acked);
+    }
+
+    /// 2.6.16's `tcp_vegas_cong_avoid` while Vegas is in charge: the decision once per
+    /// round, then, on every ACK, +1 in slow start (`cwnd <= ssthresh` as then).
+    fn legacy_cong_avoid(&mut self, cx: &mut CcContext<'_>) {
+        if cx.sk.snd_una > self.beg_snd_nxt {
+            self.legacy_round_end(cx);
+            self.cnt_rtt = 0;
+            self.min_rtt = 0x7fff_ffff;
+        }
+        if cx.sk.cwnd <= cx.sk.ssthresh {
+            cx.sk.cwnd += 1;
+        }
+        cx.sk.cwnd = cx.sk.cwnd.max(2).min(cx.sk.cwnd_clamp);
     }
 
     /// The end of a round in Linux 2.6.16-2.6.21 (the Vegas Wei's thesis
@@ -250,51 +264,44 @@ impl CongAvoid for Vegas {
             Self::reno(cx, acked);
             return;
         }
+        if self.legacy {
+            self.legacy_cong_avoid(cx);
+            return;
+        }
         // `after(ack, beg_snd_nxt)`: the ACK covers the whole previous round.
         if cx.sk.snd_una > self.beg_snd_nxt {
-            if self.legacy {
-                self.legacy_round_end(cx);
+            self.beg_snd_nxt = cx.sk.snd_nxt;
+            if self.cnt_rtt <= 2 {
+                // Too few samples to trust (they are likely all delayed ACKs).
+                Self::reno(cx, acked);
             } else {
-                self.beg_snd_nxt = cx.sk.snd_nxt;
-                if self.cnt_rtt <= 2 {
-                    // Too few samples to trust (they are likely all delayed ACKs).
-                    Self::reno(cx, acked);
-                } else {
-                    let rtt = self.min_rtt;
-                    let base = self.base_rtt;
-                    let cwnd = cx.sk.cwnd;
-                    let target = (cwnd as u64 * base as u64 / rtt as u64) as u32;
-                    // u32 arithmetic as Linux (`cwnd * (rtt - baseRTT)` wraps only for
-                    // cwnd * queueing delay beyond 4e9 µs-segments).
-                    let diff = cwnd.wrapping_mul(rtt - base) / base;
-                    if diff > self.gamma && cx.sk.in_slow_start() {
-                        // Going too fast: match the actual rate (+1 for the truncation)
-                        // and leave slow start.
-                        cx.sk.cwnd = cwnd.min(target + 1);
-                        cx.sk.ssthresh = Self::vegas_ssthresh(cx);
-                    } else if cx.sk.in_slow_start() {
-                        cx.sk.slow_start(acked);
-                    } else if diff > self.beta {
-                        cx.sk.cwnd -= 1;
-                        cx.sk.ssthresh = Self::vegas_ssthresh(cx);
-                    } else if diff < self.alpha {
-                        cx.sk.cwnd += 1;
-                    }
-                    cx.sk.cwnd = cx.sk.cwnd.max(2).min(cx.sk.cwnd_clamp);
-                    cx.sk.ssthresh = cx.sk.current_ssthresh();
+                let rtt = self.min_rtt;
+                let base = self.base_rtt;
+                let cwnd = cx.sk.cwnd;
+                let target = (cwnd as u64 * base as u64 / rtt as u64) as u32;
+                // u32 arithmetic as Linux (`cwnd * (rtt - baseRTT)` wraps only for
+                // cwnd * queueing delay beyond 4e9 µs-segments).
+                let diff = cwnd.wrapping_mul(rtt - base) / base;
+                if diff > self.gamma && cx.sk.in_slow_start() {
+                    // Going too fast: match the actual rate (+1 for the truncation)
+                    // and leave slow start.
+                    cx.sk.cwnd = cwnd.min(target + 1);
+                    cx.sk.ssthresh = Self::vegas_ssthresh(cx);
+                } else if cx.sk.in_slow_start() {
+                    cx.sk.slow_start(acked);
+                } else if diff > self.beta {
+                    cx.sk.cwnd -= 1;
+                    cx.sk.ssthresh = Self::vegas_ssthresh(cx);
+                } else if diff < self.alpha {
+                    cx.sk.cwnd += 1;
                 }
+                cx.sk.cwnd = cx.sk.cwnd.max(2).min(cx.sk.cwnd_clamp);
+                cx.sk.ssthresh = cx.sk.current_ssthresh();
             }
             self.cnt_rtt = 0;
             self.min_rtt = 0x7fff_ffff;
-        } else if !self.legacy && cx.sk.in_slow_start() {
+        } else if cx.sk.in_slow_start() {
             cx.sk.slow_start(acked);
-        }
-        if self.legacy {
-            // 2.6.16: every ACK grows cwnd by one in slow start (`<=` as then).
-            if cx.sk.cwnd <= cx.sk.ssthresh {
-                cx.sk.cwnd += 1;
-            }
-            cx.sk.cwnd = cx.sk.cwnd.max(2).min(cx.sk.cwnd_clamp);
         }
     }
 }
