@@ -401,6 +401,16 @@ impl Simulation {
                     self.log_drop(l, pid, 1, Reason::LossModel);
                 }
                 let link = &mut self.links[l.idx()];
+                if link.delay_ns == 0 {
+                    // A zero-delay wire (the default access link) hands the packet
+                    // over at once: no pipe, no delivery event. The serialiser starts
+                    // on its next packet first, as it would before a delivery event
+                    // at this instant ran.
+                    let node = link.to;
+                    self.start_tx(l);
+                    self.arrive(node, pid);
+                    return;
+                }
                 let arrive = self.now + link.delay_ns;
                 link.pipe.push_back((arrive, pid));
                 if link.pipe.len() == 1 {

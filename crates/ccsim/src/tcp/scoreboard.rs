@@ -61,12 +61,16 @@ impl TxSeg {
 #[derive(Clone, Debug, Default)]
 pub struct Scoreboard {
     segs: VecDeque<TxSeg>,
+    /// Serial number of `segs[0]`: segments are numbered in push order and keep their
+    /// number, so the send log and the retransmission hint find a segment's index by
+    /// subtraction (no search, no division by the segment size).
+    front_serial: u64,
     pub sacked_out: u32,
     pub lost_out: u32,
     pub retrans_out: u32,
     /// Segments lost and not yet retransmitted.
     pending_out: u32,
-    /// No pending segment starts below this sequence number (`retransmit_skb_hint`).
+    /// No pending segment has a serial number below this (`retransmit_skb_hint`).
     pending_hint: u64,
     /// End of the highest SACKed segment (`tcp_highest_sack_seq` when SACKs exist).
     pub highest_sack_end: u64,
@@ -98,27 +102,24 @@ struct SendLog {
 
 #[derive(Clone, Copy, Debug)]
 struct LogEntry {
-    seq: u64,
+    /// The segment's serial number (see `Scoreboard::front_serial`).
+    serial: u64,
     live: bool,
 }
 
 impl SendLog {
     /// Appends; returns the position.
-    fn append(&mut self, seq: u64, tx_time: Nanos) -> u64 {
+    fn append(&mut self, serial: u64, tx_time: Nanos) -> u64 {
         if tx_time < self.last_time {
             self.dirty = true;
         }
         self.last_time = self.last_time.max(tx_time);
-        self.entries.push_back(LogEntry { seq, live: true });
+        self.entries.push_back(LogEntry { serial, live: true });
         self.base + self.entries.len() as u64 - 1
     }
 
-    fn entry_mut(&mut self, pos: u64) -> &mut LogEntry {
-        &mut self.entries[(pos - self.base) as usize]
-    }
-
     fn unlink(&mut self, pos: u64) {
-        self.entry_mut(pos).live = false;
+        self.entries[(pos - self.base) as usize].live = false;
         while self.entries.front().is_some_and(|e| !e.live) {
             self.entries.pop_front();
             self.base += 1;
@@ -175,8 +176,14 @@ impl Scoreboard {
     pub fn push(&mut self, mut seg: TxSeg) {
         debug_assert!(self.segs.back().is_none_or(|b| b.end_seq() == seg.seq));
         debug_assert!(!seg.flags.sacked);
-        seg.ts_pos = self.tsorted.append(seg.seq, seg.tx_time);
+        let serial = self.front_serial + self.segs.len() as u64;
+        seg.ts_pos = self.tsorted.append(serial, seg.tx_time);
         self.segs.push_back(seg);
+    }
+
+    #[inline]
+    fn serial(&self, i: usize) -> u64 {
+        self.front_serial + i as u64
     }
 
     /// Index of the first segment ending after `seq` (the one containing it).
@@ -214,7 +221,7 @@ impl Scoreboard {
             self.rebuild_log();
         }
         let (pos, e) = self.tsorted.next_live(after.map_or(0, |p| p + 1))?;
-        Some((pos, self.first_at_or_after(e.seq)))
+        Some((pos, (e.serial - self.front_serial) as usize))
     }
 
     /// Puts every RACK candidate back in (send time, seq) order (appending in that
@@ -224,8 +231,8 @@ impl Scoreboard {
         order.sort_by_key(|&i| (self.segs[i].tx_time, self.segs[i].seq));
         self.tsorted = SendLog::default();
         for i in order {
-            let (seq, tx) = (self.segs[i].seq, self.segs[i].tx_time);
-            self.segs[i].ts_pos = self.tsorted.append(seq, tx);
+            let (serial, tx) = (self.serial(i), self.segs[i].tx_time);
+            self.segs[i].ts_pos = self.tsorted.append(serial, tx);
         }
     }
 
@@ -245,7 +252,7 @@ impl Scoreboard {
         let old_pending = s.pending();
         s.flags = new;
         let new_pending = s.pending();
-        let seq = s.seq;
+        let serial = self.front_serial + i as u64;
         fn adj(c: &mut u32, was: bool, is: bool) {
             match (was, is) {
                 (false, true) => *c += 1,
@@ -260,11 +267,11 @@ impl Scoreboard {
         let (tx, pos) = (s.tx_time, s.ts_pos);
         match (rack_candidate(old), rack_candidate(new)) {
             (true, false) => self.tsorted.unlink(pos),
-            (false, true) => self.segs[i].ts_pos = self.tsorted.append(seq, tx),
+            (false, true) => self.segs[i].ts_pos = self.tsorted.append(serial, tx),
             _ => {}
         }
-        if new_pending && seq < self.pending_hint {
-            self.pending_hint = seq;
+        if new_pending && serial < self.pending_hint {
+            self.pending_hint = serial;
         }
     }
 
@@ -317,9 +324,9 @@ impl Scoreboard {
         let s = &mut self.segs[i];
         s.tx_time = now;
         if rack_candidate(s.flags) {
-            let (seq, pos) = (s.seq, s.ts_pos);
+            let pos = s.ts_pos;
             self.tsorted.unlink(pos);
-            self.segs[i].ts_pos = self.tsorted.append(seq, now);
+            self.segs[i].ts_pos = self.tsorted.append(self.front_serial + i as u64, now);
         }
     }
 
@@ -348,6 +355,7 @@ impl Scoreboard {
             self.set_flags(0, SegFlags { sacked: true, lost: false, retrans: false });
             self.sacked_out -= 1;
             let mut s = self.segs.pop_front().expect("head exists");
+            self.front_serial += 1;
             s.flags = f;
             if self.segs.is_empty() {
                 self.highest_sack_end = 0;
@@ -357,10 +365,6 @@ impl Scoreboard {
             if h.seq < ack {
                 h.len -= (ack - h.seq) as u32;
                 h.seq = ack;
-                if rack_candidate(h.flags) {
-                    let pos = h.ts_pos;
-                    self.tsorted.entry_mut(pos).seq = ack;
-                }
             }
             None
         }
@@ -371,18 +375,18 @@ impl Scoreboard {
         if self.pending_out == 0 {
             return None;
         }
-        let start = self.first_at_or_after(self.pending_hint);
+        let start = (self.pending_hint.saturating_sub(self.front_serial) as usize).min(self.segs.len());
         let found = (start..self.segs.len()).find(|&i| self.segs[i].pending());
         match found {
             Some(i) => {
-                self.pending_hint = self.segs[i].seq;
+                self.pending_hint = self.serial(i);
                 Some(i)
             }
             None => {
                 // Hint was stale (a pending segment lies below it); rescan once.
                 let i = (0..start).find(|&i| self.segs[i].pending());
                 if let Some(i) = i {
-                    self.pending_hint = self.segs[i].seq;
+                    self.pending_hint = self.serial(i);
                 }
                 i
             }

@@ -1821,11 +1821,21 @@ impl TcpSender {
             return;
         }
         let ratio = if self.sk.cwnd < self.sk.ssthresh / 2 { PACING_SS_RATIO } else { PACING_CA_RATIO };
-        let rate = self.mss as u128
-            * ((1_000_000u128 / 100) << 3)
-            * ratio as u128
-            * self.sk.cwnd.max(self.sb.packets_out()) as u128
-            / srtt8 as u128;
+        // Once per ACK: the product fits 64 bits for any realistic window, and the
+        // 128-bit division is kept only for the case where it does not.
+        let num = (self.mss as u64 * ((1_000_000 / 100) << 3))
+            .checked_mul(ratio as u64)
+            .and_then(|x| x.checked_mul(self.sk.cwnd.max(self.sb.packets_out()) as u64));
+        let rate = match num {
+            Some(n) => (n / srtt8 as u64) as u128,
+            None => {
+                self.mss as u128
+                    * ((1_000_000u128 / 100) << 3)
+                    * ratio as u128
+                    * self.sk.cwnd.max(self.sb.packets_out()) as u128
+                    / srtt8 as u128
+            }
+        };
         self.sk.pacing_rate = rate.min(u64::MAX as u128 - 1) as u64;
     }
 
