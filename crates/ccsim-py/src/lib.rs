@@ -72,6 +72,7 @@ fn stats_dict<'py>(py: Python<'py>, stats: &RunStats, wall: f64) -> PyResult<Bou
     d.set_item("peak_packets_alive", stats.peak_packets_alive)?;
     d.set_item("link_tx_pkts", stats.link_tx_pkts)?;
     d.set_item("bottleneck_tx_pkts", stats.monitored_tx_pkts)?;
+    d.set_item("bottleneck_drops", stats.monitored_drops)?;
     Ok(d)
 }
 

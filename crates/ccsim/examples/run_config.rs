@@ -19,12 +19,14 @@ fn main() {
         Ok((sim, stats)) => {
             let wall = start.elapsed().as_secs_f64();
             println!(
-                "events {} wall {:.3}s ({:.2} M events/s), bottleneck packets {} ({:.0}/s), flows {}",
+                "events {} wall {:.3}s ({:.2} M events/s), bottleneck packets {} ({:.0}/s, {} dropped), link packets {}, flows {}",
                 stats.events,
                 wall,
                 stats.events as f64 / wall / 1e6,
                 stats.monitored_tx_pkts,
                 stats.monitored_tx_pkts as f64 / wall,
+                stats.monitored_drops,
+                stats.link_tx_pkts,
                 sim.flow_names().len()
             );
         }

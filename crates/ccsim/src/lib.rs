@@ -8,6 +8,7 @@ pub mod app;
 pub mod config;
 pub mod error;
 pub mod event;
+pub mod fifo;
 pub mod ids;
 pub mod link;
 pub mod loss;

@@ -18,7 +18,8 @@ pub struct Link {
     pub rate_bps: u64,
     pub delay_ns: Nanos,
     pub qdisc: AnyQdisc<PacketId>,
-    pub loss: Option<LossModel>,
+    /// Boxed: most links have none, and the link stays a few cache lines.
+    pub loss: Option<Box<LossModel>>,
     pub monitor: bool,
     /// Log every departure into the link log.
     pub log: bool,

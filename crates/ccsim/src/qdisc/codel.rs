@@ -294,7 +294,7 @@ struct Fifo<P> {
 
 impl<P: Copy> CodelQueue<P> for Fifo<P> {
     fn pop(&mut self) -> Option<QItem<P>> {
-        let it = self.q.pop_front()?;
+        let it = crate::fifo::pop_front_rewind(&mut self.q)?;
         self.bytes -= it.bytes as u64;
         Some(it)
     }

@@ -107,7 +107,7 @@ impl<P: Copy> Qdisc<P> for DropTail<P> {
     }
 
     fn dequeue(&mut self, _now: Nanos, _out: &mut QdiscOut<P>) -> Option<QItem<P>> {
-        let item = self.q.pop_front()?;
+        let item = crate::fifo::pop_front_rewind(&mut self.q)?;
         self.bytes -= item.bytes as u64;
         Some(item)
     }

@@ -117,7 +117,7 @@ struct FlowQueue<'a, P> {
 
 impl<P: Copy> CodelQueue<P> for FlowQueue<'_, P> {
     fn pop(&mut self) -> Option<QItem<P>> {
-        let it = self.q.pop_front()?;
+        let it = crate::fifo::pop_front_rewind(self.q)?;
         *self.flow_bytes -= it.bytes as u64;
         *self.total_bytes -= it.bytes as u64;
         *self.total_pkts -= 1;

@@ -133,7 +133,7 @@ impl<P: Copy> Qdisc<P> for Pecn<P> {
     }
 
     fn dequeue(&mut self, _now: Nanos, _out: &mut QdiscOut<P>) -> Option<QItem<P>> {
-        let item = self.q.pop_front()?;
+        let item = crate::fifo::pop_front_rewind(&mut self.q)?;
         self.bytes -= item.bytes as u64;
         if self.occupancy() <= self.lower {
             self.on = false;

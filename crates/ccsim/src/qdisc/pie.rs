@@ -396,7 +396,7 @@ impl<P: Copy> Qdisc<P> for Pie<P> {
 
     fn dequeue(&mut self, now: Nanos, _out: &mut QdiscOut<P>) -> Option<QItem<P>> {
         self.advance(now);
-        let item = self.q.pop_front()?;
+        let item = crate::fifo::pop_front_rewind(&mut self.q)?;
         self.bytes -= item.bytes as u64;
         self.process_dequeue(&item, now);
         Some(item)

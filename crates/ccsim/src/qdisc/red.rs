@@ -490,7 +490,7 @@ impl<P: Copy> Qdisc<P> for Red<P> {
 
     fn dequeue(&mut self, now: Nanos, _out: &mut QdiscOut<P>) -> Option<QItem<P>> {
         self.adapt_until(now);
-        match self.q.pop_front() {
+        match crate::fifo::pop_front_rewind(&mut self.q) {
             Some(item) => {
                 self.bytes -= item.bytes as u64;
                 if self.q.is_empty() {

@@ -52,6 +52,8 @@ pub struct RunStats {
     pub link_tx_pkts: u64,
     /// Packets that finished serialisation on the monitored (bottleneck) links.
     pub monitored_tx_pkts: u64,
+    /// Packets dropped at the monitored links (queue or loss model).
+    pub monitored_drops: u64,
 }
 
 pub struct Simulation {
@@ -95,11 +97,11 @@ impl Simulation {
                 &format!("{}.queue", spec.field),
             )?;
             let loss = match &spec.cfg.loss {
-                Some(l) => Some(LossModel::new(
+                Some(l) => Some(Box::new(LossModel::new(
                     l,
                     rng::stream(cfg.seed, &format!("link/{}/loss", spec.name)),
                     &format!("{}.loss", spec.field),
-                )?),
+                )?)),
                 None => None,
             };
             links.push(Link {
@@ -282,6 +284,10 @@ impl Simulation {
             peak_packets_alive: self.pool.capacity_used(),
             link_tx_pkts: self.links.iter().map(|l| l.tx_pkts).sum(),
             monitored_tx_pkts: self.monitored.iter().map(|l| self.links[l.idx()].tx_pkts).sum(),
+            monitored_drops: {
+                let d = &self.traces.drops;
+                (0..d.kind.len()).filter(|&i| d.kind[i] == 0 && self.links[d.link[i] as usize].monitor).count() as u64
+            },
         }
     }
 
@@ -325,10 +331,19 @@ impl Simulation {
         self.apply_qdisc_verdicts(l);
     }
 
+    /// Applies the drops and marks the last qdisc call reported. Almost every call
+    /// has none: the check is inlined and the work is out of line, so the common case
+    /// does not pay the big function's register saves.
+    #[inline]
     fn apply_qdisc_verdicts(&mut self, l: LinkId) {
-        if self.qout.dropped.is_empty() && self.qout.marked.is_empty() {
-            return;
+        if !(self.qout.dropped.is_empty() && self.qout.marked.is_empty()) {
+            self.apply_qdisc_verdicts_slow(l);
         }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn apply_qdisc_verdicts_slow(&mut self, l: LinkId) {
         for i in 0..self.qout.marked.len() {
             let (pid, reason) = self.qout.marked[i];
             self.pool.get_mut(pid).ce = true;
@@ -422,7 +437,7 @@ impl Simulation {
     }
 
     fn link_deliver(&mut self, l: LinkId) {
-        let (_, pid) = self.links[l.idx()].pipe.pop_front().expect("delivery from an empty pipe");
+        let (_, pid) = crate::fifo::pop_front_rewind(&mut self.links[l.idx()].pipe).expect("delivery from an empty pipe");
         if let Some(&(next, _)) = self.links[l.idx()].pipe.front() {
             self.events.schedule(next, Event::LinkDeliver(l));
         }

@@ -446,7 +446,7 @@ impl TcpReceiver {
         if self.out.is_empty() && self.next_timer().is_some_and(|t| t <= now) {
             self.on_timer(now);
         }
-        self.out.pop_front()
+        crate::fifo::pop_front_rewind(&mut self.out)
     }
 
     /// When [`on_timer`](Self::on_timer) must next be called: the delayed-ACK timer or
