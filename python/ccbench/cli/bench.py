@@ -3,11 +3,18 @@
 Each workload runs in a fresh Python process that imports only the compiled
 extension, so the peak RSS reported is the simulator's plus a bare interpreter's
 (about 10 MB), not pandas'.
+
+The dumbbell runs once per congestion control and buffer. "vs reno" divides a run's
+wall time by Reno's on the same buffer; "events vs reno" does the same for the event
+count, which tells an algorithm whose code is slow (more time for the same events)
+from one whose traffic is heavier (more events: losses, retransmissions, pacing
+timers).
 """
 
 from __future__ import annotations
 
 import json
+import statistics
 import subprocess
 import sys
 
@@ -17,6 +24,15 @@ from rich.table import Table
 
 MS = 1_000_000
 SEC = 1_000_000_000
+
+# The dumbbell's two buffers: one bandwidth-delay product (417 packets), where the
+# algorithms' loss behaviour differs (BBR v1 drops ~12 % there, as the kernel does),
+# and one deeper than the ten send buffers together (10 x 512 KB = 3620 segments),
+# where no algorithm drops a packet and all carry the same traffic.
+BDP_PKTS = 417
+DEEP_PKTS = 4000
+BUFFERS = {"dumbbell": BDP_PKTS, "dumbbell-deep": DEEP_PKTS}
+DEFAULT_CC = ("reno", "cubic", "bbr")
 
 # Peak RSS from VmHWM (this process image's high-water mark): ru_maxrss would carry
 # over the parent's peak across fork+exec.
@@ -55,9 +71,15 @@ def udp_workload(duration_s: float = 60.0) -> dict:
     }
 
 
-def dumbbell_workload(cc: str, duration_s: float = 60.0, flows: int = 10) -> dict:
-    """10 bulk TCP flows, 100 Mbit/s bottleneck, 50 ms RTT, 1-BDP (417-packet) drop-tail."""
-    bottleneck = {"rate_bps": 100_000_000, "delay_ns": 25 * MS, "queue": {"kind": "droptail", "limit": 417, "rule": "packets"}, "monitor": True}
+def dumbbell_workload(cc: str, duration_s: float = 60.0, flows: int = 10, buffer_pkts: int = BDP_PKTS) -> dict:
+    """10 bulk TCP flows, 100 Mbit/s bottleneck, 50 ms RTT, drop-tail of `buffer_pkts`
+    packets (one BDP by default), 512 KB send and receive buffers."""
+    bottleneck = {
+        "rate_bps": 100_000_000,
+        "delay_ns": 25 * MS,
+        "queue": {"kind": "droptail", "limit": buffer_pkts, "rule": "packets"},
+        "monitor": True,
+    }
     return {
         "seed": 1,
         "duration_ns": int(duration_s * SEC),
@@ -85,47 +107,136 @@ def run_workload(config: dict) -> dict:
     return json.loads(proc.stdout)
 
 
-def workloads(which: str, duration_s: float) -> list[tuple[str, dict]]:
+def parse_cc_list(text: str) -> tuple[str, ...]:
+    """`--cc` value: "all", or names separated by commas, each one the simulator has."""
+    from ccbench.cli.cc_names import available_cc
+    from ccbench.cli.errors import fail
+
+    known = available_cc()
+    if text.strip() == "all":
+        names = known
+    else:
+        names = tuple(n.strip() for n in text.split(",") if n.strip())
+        bad = [n for n in names if n not in known]
+        if bad or not names:
+            raise fail(f"--cc: {', '.join(bad) or repr(text)} is not a congestion control (accepted: all, or any of {', '.join(known)})")
+    # Reno first: every other run is compared with it.
+    return ("reno", *[n for n in names if n != "reno"])
+
+
+def workloads(which: str, duration_s: float, ccs: tuple[str, ...] = DEFAULT_CC) -> list[tuple[str, str, dict]]:
+    """(workload, cc, config) for every run the selection asks for."""
     out = []
     if which in ("all", "udp"):
-        out.append(("udp 100M 90% load", udp_workload(duration_s)))
-    if which in ("all", "dumbbell"):
-        from ccbench.cli.cc_names import available_cc
-
-        for cc in ("reno", "cubic", "bbr"):
-            if cc in available_cc():
-                out.append((f"dumbbell 10x{cc}", dumbbell_workload(cc, duration_s)))
+        out.append(("udp", "", udp_workload(duration_s)))
+    for name, buffer_pkts in BUFFERS.items():
+        if which in ("all", name):
+            for cc in ccs:
+                out.append((name, cc, dumbbell_workload(cc, duration_s, buffer_pkts=buffer_pkts)))
     return out
 
 
+def summarize(rows: list[dict]) -> list[dict]:
+    """Adds `wall_vs_reno` and `events_vs_reno` to the dumbbell rows (NaN elsewhere)."""
+    reno = {r["workload"]: r for r in rows if r["cc"] == "reno"}
+    for r in rows:
+        base = reno.get(r["workload"]) if r["cc"] else None
+        r["wall_vs_reno"] = r["wall_s"] / base["wall_s"] if base else float("nan")
+        r["events_vs_reno"] = r["events"] / base["events"] if base else float("nan")
+    return rows
+
+
 def bench_cmd(
-    workload: str = typer.Option("all", "--workload", "-w", help="udp, dumbbell or all."),
+    workload: str = typer.Option("all", "--workload", "-w", help="udp, dumbbell, dumbbell-deep or all."),
+    cc: str = typer.Option(
+        ",".join(DEFAULT_CC), "--cc", help='Congestion controls for the dumbbells: names separated by commas, or "all".'
+    ),
     duration: float = typer.Option(60.0, "--duration", help="Simulated seconds per workload."),
-    repeat: int = typer.Option(3, "--repeat", "-n", help="Runs per workload; the median is reported."),
+    repeat: int = typer.Option(3, "--repeat", "-n", help="Runs per workload; the median wall time is reported."),
+    json_out: str = typer.Option("", "--json", help="Also write the rows to this JSON file."),
 ) -> None:
-    """Measure simulator speed: events/s, bottleneck packets/s and peak memory.
+    """Measure simulator speed: wall time, events/s, bottleneck packets/s and peak memory.
 
-    Workloads: "udp" (Poisson 1500-byte packets at 90% of 100 Mbit/s) and "dumbbell"
-    (10 bulk TCP flows, 100 Mbit/s, 50 ms RTT, 417-packet drop-tail), each for
-    60 simulated seconds by default.
+    Workloads: "udp" (Poisson 1500-byte packets at 90% of 100 Mbit/s); "dumbbell"
+    (10 bulk TCP flows, 100 Mbit/s, 50 ms RTT, 417-packet = 1-BDP drop-tail) and
+    "dumbbell-deep" (the same with 4000 packets: no algorithm drops, so all carry
+    the same traffic), once per congestion control. Each runs 60 simulated seconds
+    by default; "vs reno" is the wall time over Reno's on the same buffer.
+
+    Examples:
+
+      ccbench bench
+
+      ccbench bench -w dumbbell --cc all -n 5
     """
-    import statistics
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    if workload not in ("all", "udp", "dumbbell"):
-        from ccbench.cli.errors import fail
+    from ccbench.cli.errors import fail
 
-        raise fail(f"--workload: {workload!r} is not a workload (accepted: udp, dumbbell, all)")
+    if workload not in ("all", "udp", *BUFFERS):
+        raise fail(f"--workload: {workload!r} is not a workload (accepted: udp, dumbbell, dumbbell-deep, all)")
+    if duration <= 0:
+        raise fail(f"--duration: {duration:g} is not a positive number of seconds")
+    if repeat < 1:
+        raise fail(f"--repeat: {repeat} (accepted: 1 or more)")
+    ccs = parse_cc_list(cc)
+    jobs = workloads(workload, duration, ccs)
+    rows = []
+    with Progress(
+        TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), transient=True
+    ) as progress:
+        task = progress.add_task("benchmarking", total=len(jobs) * repeat)
+        for name, algo, cfg in jobs:
+            progress.update(task, description=f"{name} {algo}".strip())
+            runs = []
+            for _ in range(repeat):
+                runs.append(run_workload(cfg))
+                progress.advance(task)
+            rows.append(
+                {
+                    "workload": name,
+                    "cc": algo,
+                    "wall_s": statistics.median(r["wall_s"] for r in runs),
+                    "events": runs[0]["events"],
+                    "link_tx_pkts": runs[0]["link_tx_pkts"],
+                    "bottleneck_tx_pkts": runs[0]["bottleneck_tx_pkts"],
+                    "bottleneck_drops": runs[0].get("bottleneck_drops", 0),
+                    "peak_rss_mb": max(r["peak_rss_mb"] for r in runs),
+                }
+            )
+    summarize(rows)
+    if json_out:
+        with open(json_out, "w") as f:
+            json.dump({"duration_s": duration, "repeat": repeat, "rows": rows}, f, indent=1)
+    # Wide enough for every column also when the output is not a terminal (CI logs).
+    console = Console()
+    Console(width=max(console.width, 118)).print(render(rows, duration, repeat))
+
+
+def render(rows: list[dict], duration: float, repeat: int) -> Table:
     table = Table(title=f"ccbench bench ({duration:g} s simulated, median of {repeat})", title_justify="left")
-    for col in ("workload", "wall s", "M events/s", "link pkts/s (wall)", "peak RSS MB"):
-        table.add_column(col, justify="right" if col != "workload" else "left")
-    for name, cfg in workloads(workload, duration):
-        runs = [run_workload(cfg) for _ in range(max(1, repeat))]
-        wall = statistics.median(r["wall_s"] for r in runs)
-        events = runs[0]["events"]
-        pkts = runs[0]["bottleneck_tx_pkts"]
-        rss = max(r["peak_rss_mb"] for r in runs)
-        table.add_row(name, f"{wall:.3f}", f"{events / wall / 1e6:.2f}", f"{pkts / wall:,.0f}", f"{rss:.1f}")
-    Console().print(table)
+    cols = ("workload", "cc", "wall s", "vs reno", "M events/s", "events vs reno", "bottleneck pkts/s", "drops", "peak RSS MB")
+    for col in cols:
+        table.add_column(col, justify="left" if col in ("workload", "cc") else "right")
+
+    def ratio(x: float) -> str:
+        return "" if x != x else f"{x:.2f}x"
+
+    for r in rows:
+        offered = r["bottleneck_tx_pkts"] + r["bottleneck_drops"]
+        drops = f"{100 * r['bottleneck_drops'] / offered:.2f}%" if offered else ""
+        table.add_row(
+            r["workload"],
+            r["cc"],
+            f"{r['wall_s']:.3f}",
+            ratio(r["wall_vs_reno"]),
+            f"{r['events'] / r['wall_s'] / 1e6:.2f}",
+            ratio(r["events_vs_reno"]),
+            f"{r['bottleneck_tx_pkts'] / r['wall_s']:,.0f}",
+            drops,
+            f"{r['peak_rss_mb']:.1f}",
+        )
+    return table
 
 
 def register(app: typer.Typer) -> None:
