@@ -308,16 +308,26 @@ impl Simulation {
         if t.timer_at <= now {
             t.timer_at = NEVER;
         }
-        if t.snd.next_timer().is_some_and(|d| d <= now) {
+        let snd_due = t.snd.next_timer().is_some_and(|d| d <= now);
+        let rcv_due = t.rcv.next_timer().is_some_and(|d| d <= now);
+        if snd_due {
             t.snd.on_timer(now);
         }
-        if t.rcv.next_timer().is_some_and(|d| d <= now) {
+        if rcv_due {
             t.rcv.on_timer(now);
+            self.tcp_send_acks(f, k);
         }
-        self.tcp_send_acks(f, k);
-        self.tcp(f, k).fill(now);
-        self.tcp_pump(f, k);
-        self.tcp_sample_on_change(f, k);
+        if snd_due {
+            self.tcp(f, k).fill(now);
+            self.tcp_pump(f, k);
+            self.tcp_sample_on_change(f, k);
+        } else {
+            // Only the receiver's timer (a compressed SACK, a delayed ACK), or an entry
+            // superseded by an earlier one: the sender's state did not change since
+            // its last ACK or send, each of which ran the pump, so it has nothing new
+            // to send (a third of a lossy BBR run's events are such timers).
+            self.tcp_rearm(f, k);
+        }
     }
 
     /// A TCP packet reached its destination host.
