@@ -85,6 +85,10 @@ pub struct EventQueue {
     /// Entries superseded since the last purge (an upper bound: some of them have
     /// already popped); see [`EventQueue::purge_due`].
     superseded: u64,
+    /// The event `pop` returned is still at the root: the first event its handler
+    /// schedules takes its place (one sift instead of a removal and an insertion), and
+    /// [`EventQueue::done`] removes it if the handler scheduled nothing.
+    top_taken: bool,
 }
 
 impl EventQueue {
@@ -93,8 +97,40 @@ impl EventQueue {
         let seq = self.next_seq;
         self.next_seq += 1;
         let e = Entry { time, seq, code: event.encode() };
-        self.heap.push(e);
-        self.sift_up(self.heap.len() - 1, e);
+        if self.top_taken {
+            // Every event scheduled now comes after the one being handled (a later
+            // time, or the same time with a larger sequence number), so it may take
+            // the root's place and sink.
+            self.top_taken = false;
+            self.sift_down(e);
+        } else {
+            self.heap.push(e);
+            self.sift_up(self.heap.len() - 1, e);
+        }
+    }
+
+    /// Puts `e` at the root and lets it sink to its place.
+    #[inline]
+    fn sift_down(&mut self, e: Entry) {
+        let h = &mut self.heap;
+        let n = h.len();
+        let k = e.key();
+        let mut i = 0;
+        loop {
+            let mut c = 2 * i + 1;
+            if c >= n {
+                break;
+            }
+            if c + 1 < n && h[c + 1].key() < h[c].key() {
+                c += 1;
+            }
+            if h[c].key() >= k {
+                break;
+            }
+            h[i] = h[c];
+            i = c;
+        }
+        h[i] = e;
     }
 
     /// Puts `e` in the hole at `i` or above. `e` comes in registers: reading it back
@@ -114,9 +150,27 @@ impl EventQueue {
         h[i] = e;
     }
 
+    /// The earliest event. It stays in the queue until the next `schedule` (which
+    /// replaces it) or [`EventQueue::done`]; call `done` once its handler has run.
     #[inline]
     pub fn pop(&mut self) -> Option<(Nanos, Event)> {
+        debug_assert!(!self.top_taken, "pop without done");
         let top = *self.heap.first()?;
+        self.top_taken = true;
+        self.processed += 1;
+        Some((top.time, Event::decode(top.code)))
+    }
+
+    /// Ends the handling of the popped event: removes it unless something replaced it.
+    #[inline]
+    pub fn done(&mut self) {
+        if self.top_taken {
+            self.top_taken = false;
+            self.remove_top();
+        }
+    }
+
+    fn remove_top(&mut self) {
         let last = self.heap.pop().expect("not empty");
         let n = self.heap.len();
         if n > 0 {
@@ -138,12 +192,11 @@ impl EventQueue {
             }
             self.sift_up(i, last);
         }
-        self.processed += 1;
-        Some((top.time, Event::decode(top.code)))
     }
 
     #[inline]
     pub fn peek_time(&self) -> Option<Nanos> {
+        debug_assert!(!self.top_taken, "peek before done");
         self.heap.first().map(|e| e.time)
     }
 
@@ -165,6 +218,7 @@ impl EventQueue {
     /// Drops the entries `keep` rejects (an O(n) rebuild; the pop order of the rest is
     /// unchanged, keys being unique).
     pub fn purge(&mut self, mut keep: impl FnMut(Nanos, &Event) -> bool) {
+        debug_assert!(!self.top_taken, "purge during an event");
         self.heap.retain(|e| keep(e.time, &Event::decode(e.code)));
         for i in 0..self.heap.len() {
             let e = self.heap[i];
@@ -186,6 +240,31 @@ impl EventQueue {
 mod tests {
     use super::*;
 
+    impl EventQueue {
+        /// `pop` then `done`: the event's handler scheduled nothing.
+        fn pop_done(&mut self) -> Option<(Nanos, Event)> {
+            let x = self.pop();
+            self.done();
+            x
+        }
+    }
+
+    #[test]
+    fn an_event_scheduled_by_a_handler_takes_the_handled_ones_place() {
+        let mut q = EventQueue::default();
+        for (t, f) in [(5, 1), (9, 2), (7, 3)] {
+            q.schedule(t, Event::AppWake(FlowId(f)));
+        }
+        // The handler of t=5 schedules two events: the first replaces it at the root.
+        assert_eq!(q.pop(), Some((5, Event::AppWake(FlowId(1)))));
+        q.schedule(8, Event::AppWake(FlowId(4)));
+        q.schedule(5, Event::AppWake(FlowId(5)));
+        q.done();
+        let order: Vec<_> = std::iter::from_fn(|| q.pop_done()).collect();
+        let ev = |f| Event::AppWake(FlowId(f));
+        assert_eq!(order, vec![(5, ev(5)), (7, ev(3)), (8, ev(4)), (9, ev(2))]);
+    }
+
     #[test]
     fn earliest_first_and_ties_in_insertion_order() {
         let mut q = EventQueue::default();
@@ -193,7 +272,7 @@ mod tests {
         q.schedule(3, Event::AppWake(FlowId(2)));
         q.schedule(5, Event::AppWake(FlowId(3)));
         q.schedule(5, Event::AppWake(FlowId(4)));
-        let order: Vec<_> = std::iter::from_fn(|| q.pop()).collect();
+        let order: Vec<_> = std::iter::from_fn(|| q.pop_done()).collect();
         assert_eq!(
             order,
             vec![
@@ -227,15 +306,23 @@ mod tests {
                 want.push((t + round * 10, seq, ev));
                 seq += 1;
             }
-            // Pop a few between rounds, as the simulation does.
-            want.sort_by_key(|&(t, s, _)| (t, s));
+            // Pop a few between rounds, as the simulation does: a handler may schedule
+            // events (at or after its own time) before it is done.
             for _ in 0..rng.random_range(0..20).min(want.len()) {
+                want.sort_by_key(|&(t, s, _)| (t, s));
                 let (t, _, ev) = want.remove(0);
                 assert_eq!(q.pop(), Some((t, ev)));
+                for _ in 0..rng.random_range(0..3) {
+                    let later = t + rng.random_range(0..30u64);
+                    q.schedule(later, Event::SampleQueues);
+                    want.push((later, seq, Event::SampleQueues));
+                    seq += 1;
+                }
+                q.done();
             }
         }
         want.sort_by_key(|&(t, s, _)| (t, s));
-        let rest: Vec<_> = std::iter::from_fn(|| q.pop()).collect();
+        let rest: Vec<_> = std::iter::from_fn(|| q.pop_done()).collect();
         assert_eq!(rest, want.iter().map(|&(t, _, ev)| (t, ev)).collect::<Vec<_>>());
     }
 
@@ -247,7 +334,7 @@ mod tests {
             q.mark_superseded();
         }
         q.purge(|t, ev| !(t == 9 && *ev == Event::TransportTimer(FlowId(1), 0)));
-        let order: Vec<_> = std::iter::from_fn(|| q.pop()).map(|(t, e)| (t, e)).collect();
+        let order: Vec<_> = std::iter::from_fn(|| q.pop_done()).map(|(t, e)| (t, e)).collect();
         let ev = |f| Event::TransportTimer(FlowId(f), 0);
         assert_eq!(order, vec![(4, ev(2)), (4, ev(5)), (7, ev(4)), (9, ev(3))]);
         assert!(!q.purge_due());

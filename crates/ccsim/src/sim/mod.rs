@@ -265,6 +265,7 @@ impl Simulation {
             let (t, ev) = self.events.pop().expect("peeked");
             self.now = t;
             self.dispatch(ev);
+            self.events.done();
             if self.events.purge_due() {
                 self.purge_superseded_timers();
             }
