@@ -2,6 +2,9 @@
 the speed, which is machine-dependent)."""
 
 import json
+import shutil
+
+import pytest
 
 
 def test_bench_compares_algorithms_with_reno(tmp_path, ccbench_cli):
@@ -36,3 +39,19 @@ def test_bench_rejects_unknown_algorithm_and_workload(ccbench_cli):
     assert "--cc: turbo is not a congestion control" in r.stderr and "cubic" in r.stderr
     r = ccbench_cli("bench", "-w", "mesh")
     assert r.returncode == 2 and "--workload" in r.stderr
+
+
+@pytest.mark.skipif(shutil.which("valgrind") is None, reason="valgrind is not installed")
+def test_bench_counts_instructions_exactly(tmp_path, ccbench_cli):
+    out = tmp_path / "bench.json"
+    args = ("bench", "--instructions", "-w", "dumbbell-deep", "--cc", "reno,cubic", "--duration", "1", "--json")
+    r = ccbench_cli(*args, str(out))
+    assert r.returncode == 0, r.stderr
+    rows = json.loads(out.read_text())["rows"]
+    assert all(x["instructions"] > 1_000_000 for x in rows)
+    # The count is of the simulator alone and does not depend on the machine's load:
+    # a second run gives the same figure to within valgrind's own run-to-run noise.
+    r2 = ccbench_cli(*args, str(tmp_path / "again.json"))
+    again = json.loads((tmp_path / "again.json").read_text())["rows"]
+    for a, b in zip(rows, again):
+        assert abs(a["instructions"] - b["instructions"]) / a["instructions"] < 1e-3
