@@ -112,25 +112,26 @@ impl EventQueue {
     /// Puts `e` at the root and lets it sink to its place.
     #[inline]
     fn sift_down(&mut self, e: Entry) {
-        let h = &mut self.heap;
-        let n = h.len();
         let k = e.key();
         let mut i = 0;
-        loop {
-            let mut c = 2 * i + 1;
-            if c >= n {
+        while let Some(c) = self.smaller_child(i) {
+            if self.heap[c].key() >= k {
                 break;
             }
-            if c + 1 < n && h[c + 1].key() < h[c].key() {
-                c += 1;
-            }
-            if h[c].key() >= k {
-                break;
-            }
-            h[i] = h[c];
+            self.heap[i] = self.heap[c];
             i = c;
         }
-        h[i] = e;
+        self.heap[i] = e;
+    }
+
+    /// The child of `i` with the smaller key, if `i` has children.
+    #[inline]
+    fn smaller_child(&self, i: usize) -> Option<usize> {
+        let (h, c) = (&self.heap, 2 * i + 1);
+        if c >= h.len() {
+            return None;
+        }
+        Some(if c + 1 < h.len() && h[c + 1].key() < h[c].key() { c + 1 } else { c })
     }
 
     /// Puts `e` in the hole at `i` or above. `e` comes in registers: reading it back
@@ -172,22 +173,13 @@ impl EventQueue {
 
     fn remove_top(&mut self) {
         let last = self.heap.pop().expect("not empty");
-        let n = self.heap.len();
-        if n > 0 {
+        if !self.heap.is_empty() {
             // Floyd's bottom-up deletion (as std's BinaryHeap): walk the hole down to a
             // leaf along the smaller children, then let the last entry rise from there;
             // it usually belongs near the bottom.
-            let h = &mut self.heap;
             let mut i = 0;
-            loop {
-                let mut c = 2 * i + 1;
-                if c >= n {
-                    break;
-                }
-                if c + 1 < n && h[c + 1].key() < h[c].key() {
-                    c += 1;
-                }
-                h[i] = h[c];
+            while let Some(c) = self.smaller_child(i) {
+                self.heap[i] = self.heap[c];
                 i = c;
             }
             self.sift_up(i, last);
