@@ -131,7 +131,10 @@ impl EventQueue {
         if c >= h.len() {
             return None;
         }
-        Some(if c + 1 < h.len() && h[c + 1].key() < h[c].key() { c + 1 } else { c })
+        // Branch-free (which child is smaller is a coin flip to the predictor): a lone
+        // last child compares with itself.
+        let r = (c + 1).min(h.len() - 1);
+        Some(c + usize::from(h[r].key() < h[c].key()))
     }
 
     /// Puts `e` in the hole at `i` or above. `e` comes in registers: reading it back
