@@ -15,13 +15,13 @@ pub const NS_PER_SEC: Nanos = 1_000_000_000;
 #[inline]
 pub fn tx_time_ns(bytes: u32, rate_bps: u64) -> Nanos {
     debug_assert!(rate_bps > 0);
-    // bytes < 2^32 times 8e9 < 2^33 can exceed 64 bits only past 2.3 GB; a 64-bit
-    // division is several times cheaper than the 128-bit one (once per packet-hop).
-    if bytes < 1 << 31 {
-        return (bytes as u64 * 8 * NS_PER_SEC).div_ceil(rate_bps);
+    // Once per packet-hop: a 64-bit division is several times cheaper than a 128-bit
+    // one, and bits x 1e9 fits 64 bits for any packet (it overflows past 2.3 GB).
+    let bits = bytes as u64 * 8;
+    match bits.checked_mul(NS_PER_SEC) {
+        Some(b) => b.div_ceil(rate_bps),
+        None => (bits as u128 * NS_PER_SEC as u128).div_ceil(rate_bps as u128) as Nanos,
     }
-    let bits = bytes as u128 * 8 * NS_PER_SEC as u128;
-    bits.div_ceil(rate_bps as u128) as Nanos
 }
 
 /// Converts nanoseconds to seconds for the output tables.

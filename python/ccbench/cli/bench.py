@@ -246,15 +246,23 @@ def bench_cmd(
     Console(width=max(console.width, 118)).print(table)
 
 
-def render(rows: list[dict], duration: float, repeat: int) -> Table:
-    table = Table(title=f"ccbench bench ({duration:g} s simulated, best of {repeat})", title_justify="left")
-    cols = ("workload", "cc", "wall s", "vs reno", "M events/s", "events vs reno", "bottleneck pkts/s", "drops", "peak RSS MB")
+def _table(title: str, cols: tuple[str, ...]) -> Table:
+    table = Table(title=title, title_justify="left")
     for col in cols:
         table.add_column(col, justify="left" if col in ("workload", "cc") else "right")
+    return table
 
+
+def _drop_share(r: dict) -> str:
+    """Share of the packets offered to the bottleneck that it dropped."""
+    offered = r["bottleneck_tx_pkts"] + r["bottleneck_drops"]
+    return f"{100 * r['bottleneck_drops'] / offered:.2f}%" if offered else ""
+
+
+def render(rows: list[dict], duration: float, repeat: int) -> Table:
+    cols = ("workload", "cc", "wall s", "vs reno", "M events/s", "events vs reno", "bottleneck pkts/s", "drops", "peak RSS MB")
+    table = _table(f"ccbench bench ({duration:g} s simulated, best of {repeat})", cols)
     for r in rows:
-        offered = r["bottleneck_tx_pkts"] + r["bottleneck_drops"]
-        drops = f"{100 * r['bottleneck_drops'] / offered:.2f}%" if offered else ""
         table.add_row(
             r["workload"],
             r["cc"],
@@ -263,19 +271,16 @@ def render(rows: list[dict], duration: float, repeat: int) -> Table:
             f"{r['events'] / r['wall_s'] / 1e6:.2f}",
             _ratio(r["events_vs_reno"]),
             f"{r['bottleneck_tx_pkts'] / r['wall_s']:,.0f}",
-            drops,
+            _drop_share(r),
             f"{r['peak_rss_mb']:.1f}",
         )
     return table
 
 
 def render_instructions(rows: list[dict], duration: float) -> Table:
-    table = Table(title=f"ccbench bench --instructions ({duration:g} s simulated)", title_justify="left")
     cols = ("workload", "cc", "M instructions", "vs reno", "events vs reno", "instructions/event", "drops")
-    for col in cols:
-        table.add_column(col, justify="left" if col in ("workload", "cc") else "right")
+    table = _table(f"ccbench bench --instructions ({duration:g} s simulated)", cols)
     for r in rows:
-        offered = r["bottleneck_tx_pkts"] + r["bottleneck_drops"]
         table.add_row(
             r["workload"],
             r["cc"],
@@ -283,7 +288,7 @@ def render_instructions(rows: list[dict], duration: float) -> Table:
             _ratio(r["instructions_vs_reno"]),
             _ratio(r["events_vs_reno"]),
             f"{r['instructions'] / r['events']:,.0f}",
-            f"{100 * r['bottleneck_drops'] / offered:.2f}%" if offered else "",
+            _drop_share(r),
         )
     return table
 

@@ -176,7 +176,7 @@ impl Scoreboard {
     pub fn push(&mut self, mut seg: TxSeg) {
         debug_assert!(self.segs.back().is_none_or(|b| b.end_seq() == seg.seq));
         debug_assert!(!seg.flags.sacked);
-        let serial = self.front_serial + self.segs.len() as u64;
+        let serial = self.serial(self.segs.len());
         seg.ts_pos = self.tsorted.append(serial, seg.tx_time);
         self.segs.push_back(seg);
     }
@@ -247,12 +247,12 @@ impl Scoreboard {
 
     /// Changes a segment's flags and the counters with them.
     pub fn set_flags(&mut self, i: usize, new: SegFlags) {
+        let serial = self.serial(i);
         let s = &mut self.segs[i];
         let old = s.flags;
         let old_pending = s.pending();
         s.flags = new;
         let new_pending = s.pending();
-        let serial = self.front_serial + i as u64;
         fn adj(c: &mut u32, was: bool, is: bool) {
             match (was, is) {
                 (false, true) => *c += 1,
@@ -326,7 +326,8 @@ impl Scoreboard {
         if rack_candidate(s.flags) {
             let pos = s.ts_pos;
             self.tsorted.unlink(pos);
-            self.segs[i].ts_pos = self.tsorted.append(self.front_serial + i as u64, now);
+            let serial = self.serial(i);
+            self.segs[i].ts_pos = self.tsorted.append(serial, now);
         }
     }
 

@@ -1824,20 +1824,13 @@ impl TcpSender {
         let ratio = if self.sk.cwnd < self.sk.ssthresh / 2 { PACING_SS_RATIO } else { PACING_CA_RATIO };
         // Once per ACK: the product fits 64 bits for any realistic window, and the
         // 128-bit division is kept only for the case where it does not.
-        let num = (self.mss as u64 * ((1_000_000 / 100) << 3))
-            .checked_mul(ratio as u64)
-            .and_then(|x| x.checked_mul(self.sk.cwnd.max(self.sb.packets_out()) as u64));
-        let rate = match num {
-            Some(n) => (n / srtt8 as u64) as u128,
-            None => {
-                self.mss as u128
-                    * ((1_000_000u128 / 100) << 3)
-                    * ratio as u128
-                    * self.sk.cwnd.max(self.sb.packets_out()) as u128
-                    / srtt8 as u128
-            }
+        let per_seg = self.mss as u64 * ((1_000_000 / 100) << 3) * ratio;
+        let segs = self.sk.cwnd.max(self.sb.packets_out()) as u64;
+        let rate = match per_seg.checked_mul(segs) {
+            Some(n) => n / srtt8 as u64,
+            None => (per_seg as u128 * segs as u128 / srtt8 as u128).min(u64::MAX as u128 - 1) as u64,
         };
-        self.sk.pacing_rate = rate.min(u64::MAX as u128 - 1) as u64;
+        self.sk.pacing_rate = rate.min(u64::MAX - 1);
     }
 
     // ------------------------------------------------------------------ CC plumbing
