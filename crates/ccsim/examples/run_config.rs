@@ -81,5 +81,10 @@ fn print_digest(sim: &ccsim::Simulation) {
         eat(tr.state.t[i]);
         eat(tr.state.cwnd_pkts[i].to_bits());
     }
-    println!("trace digest {h:016x} (packets {}, drops {}, state {})", tr.packets.len(), tr.drops.t.len(), tr.state.t.len());
+    println!(
+        "trace digest {h:016x} (packets {}, drops {}, state {})",
+        tr.packets.len(),
+        tr.drops.t.len(),
+        tr.state.t.len()
+    );
 }

@@ -438,7 +438,8 @@ impl Simulation {
     }
 
     fn link_deliver(&mut self, l: LinkId) {
-        let (_, pid) = crate::fifo::pop_front_rewind(&mut self.links[l.idx()].pipe).expect("delivery from an empty pipe");
+        let (_, pid) =
+            crate::fifo::pop_front_rewind(&mut self.links[l.idx()].pipe).expect("delivery from an empty pipe");
         if let Some(&(next, _)) = self.links[l.idx()].pipe.front() {
             self.events.schedule(next, Event::LinkDeliver(l));
         }
