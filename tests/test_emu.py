@@ -117,7 +117,11 @@ def test_udp_one_way_delay(run):
     expected = DELAY + 200 * 8 / RATE
     med = float(np.median(d))
     print(f"UDP one-way delay p50 {med * 1e3:.3f} ms (min {d.min() * 1e3:.3f}), expected {expected * 1e3:.3f} ms")
-    assert abs(med - expected) < 0.5e-3
+    # The floor is the emulator's delay line itself: no packet may beat it, and the fastest
+    # must reach it within 0.5 ms. The median adds the wake-up latency of two processes on
+    # a shared VM (on a loaded CI host it once came out +0.73 ms), so it gets 1.5 ms.
+    assert expected - 0.1e-3 <= d.min() < expected + 0.5e-3
+    assert abs(med - expected) < 1.5e-3
     # the bottleneck's view sits between the probes' stamps
     ok = p.dropna()
     assert (ok["t_first_tx"] >= ok["t_write"]).all()

@@ -211,8 +211,16 @@ def test_patterns_never_exceed_the_rate(tmp_path):
         assert len(run.drops) == 0
         # packets sent by time t: at most 2000 pkt/s x t + one burst (smooth: 1 ms catch-up)
         assert (np.arange(1, len(t) + 1) <= 2000 * (t - t[0]) + allowance + 1e-9).all()
-        # and not much slower either
-        assert len(t) / (t[-1] - t[0]) > 1500
+    # and not much slower either. bursty keeps an absolute schedule, so its mean rate holds
+    # even when the machine stalls the sender; smooth deliberately does not make up a stall
+    # beyond 1 ms (no burst after it), so on a loaded CI machine its mean rate can sag:
+    # check the pacing itself, the typical spacing while the sender runs.
+    t = bursty.packets["t_write"].to_numpy()
+    assert len(t) / (t[-1] - t[0]) > 1500
+    gaps = np.diff(smooth.packets["t_write"].to_numpy())
+    assert 0.45e-3 < np.median(gaps) < 0.55e-3
+    running = gaps[gaps < 2e-3]  # a gap of 4 intervals or more is the OS, not the pacer
+    assert len(running) > 0.9 * len(gaps) and len(running) / running.sum() > 1700
     # smooth: at most rate x 10 ms + 1 + 1 ms of catch-up in any 10 ms window
     t = smooth.packets["t_write"].to_numpy()
     assert (np.searchsorted(t, t + 0.01) - np.arange(len(t))).max() <= 23
