@@ -14,19 +14,45 @@ use crate::tcp::cc::RateSample;
 use crate::time::{Nanos, NS_PER_US};
 
 /// Delivery state snapshotted into a segment when it is (re)transmitted
-/// (`tcp_skb_cb.tx`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+/// (`tcp_skb_cb.tx`). Packed into 32 bytes so that a scoreboard segment is one cache
+/// line: SACK processing touches segments sent an RTT ago, which are rarely cached.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct TxRateInfo {
     /// Socket `delivered` at send time.
     pub delivered: u64,
-    pub delivered_ce: u64,
-    /// Socket `delivered_mstamp` at send time; `None` once this segment has been
-    /// counted by a SACK (so the cumulative ACK that follows does not count it again).
-    pub delivered_mstamp: Option<Nanos>,
+    /// Socket `delivered_mstamp` at send time, or `CONSUMED` once this segment has been
+    /// counted by a SACK (so the cumulative ACK that follows does not count it again;
+    /// Linux zeroes the stamp, but 0 is a valid time here).
+    delivered_mstamp: Nanos,
     /// Send time of the first segment of the current flight.
     pub first_tx_mstamp: Nanos,
+    /// Low 32 bits of the socket's `delivered_ce` at send time: only differences are
+    /// used, taken modulo 2^32 (Linux keeps 20 bits, `TCPCB_DELIVERED_CE_MASK`).
+    pub delivered_ce: u32,
     /// The sender was application-limited when this was sent.
     pub is_app_limited: bool,
+}
+
+const CONSUMED: Nanos = Nanos::MAX;
+
+impl Default for TxRateInfo {
+    /// A snapshot that yields no sample (as a consumed one).
+    fn default() -> Self {
+        TxRateInfo {
+            delivered: 0,
+            delivered_mstamp: CONSUMED,
+            first_tx_mstamp: 0,
+            delivered_ce: 0,
+            is_app_limited: false,
+        }
+    }
+}
+
+impl TxRateInfo {
+    /// The snapshot's `delivered_mstamp`; `None` once a SACK has counted the segment.
+    pub fn delivered_mstamp(&self) -> Option<Nanos> {
+        (self.delivered_mstamp != CONSUMED).then_some(self.delivered_mstamp)
+    }
 }
 
 /// The socket's side of rate sampling (fields of `struct tcp_sock`).
@@ -58,8 +84,8 @@ impl RateSampler {
         }
         TxRateInfo {
             delivered: self.delivered,
-            delivered_ce: self.delivered_ce,
-            delivered_mstamp: Some(self.delivered_mstamp),
+            delivered_ce: self.delivered_ce as u32,
+            delivered_mstamp: self.delivered_mstamp,
             first_tx_mstamp: self.first_tx_mstamp,
             is_app_limited: self.app_limited != 0,
         }
@@ -77,7 +103,7 @@ impl RateSampler {
         retrans: bool,
         sacked: bool,
     ) {
-        let Some(dmstamp) = info.delivered_mstamp else { return };
+        let Some(dmstamp) = info.delivered_mstamp() else { return };
         // Is this segment sent after the one currently providing the sample?
         // (`tcp_skb_sent_after`: later send time, ties broken by sequence.)
         let sent_after = rs.prior_mstamp.is_none()
@@ -85,7 +111,7 @@ impl RateSampler {
             || (tx_time == self.first_tx_mstamp && end_seq > rs.last_end_seq);
         if sent_after {
             rs.prior_delivered = info.delivered;
-            rs.prior_delivered_ce = info.delivered_ce;
+            rs.prior_delivered_ce = info.delivered_ce as u64;
             rs.prior_mstamp = Some(dmstamp);
             rs.is_app_limited = info.is_app_limited;
             rs.is_retrans = retrans;
@@ -96,7 +122,7 @@ impl RateSampler {
             rs.snd_interval_us = (tx_time.saturating_sub(info.first_tx_mstamp) / NS_PER_US) as i64;
         }
         if sacked {
-            info.delivered_mstamp = None;
+            info.delivered_mstamp = CONSUMED;
         }
     }
 
@@ -119,7 +145,7 @@ impl RateSampler {
             return;
         };
         rs.delivered = (self.delivered - rs.prior_delivered) as i64;
-        rs.delivered_ce = (self.delivered_ce - rs.prior_delivered_ce) as i64;
+        rs.delivered_ce = (self.delivered_ce as u32).wrapping_sub(rs.prior_delivered_ce as u32) as i64;
         let snd_us = rs.snd_interval_us;
         let ack_us = (now.saturating_sub(prior) / NS_PER_US) as i64;
         rs.interval_us = snd_us.max(ack_us);
@@ -191,7 +217,7 @@ mod tests {
         let mut info = r.on_send(0, 0);
         let mut rs = RateSample::default();
         r.on_delivered(&mut rs, &mut info, 0, 1000, false, true);
-        assert!(info.delivered_mstamp.is_none());
+        assert!(info.delivered_mstamp().is_none());
         let mut rs2 = RateSample::default();
         r.on_delivered(&mut rs2, &mut info, 0, 1000, false, false);
         assert!(rs2.prior_mstamp.is_none());

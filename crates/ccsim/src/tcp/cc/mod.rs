@@ -134,6 +134,7 @@ pub struct RateSample {
     pub prior_mstamp: Option<Nanos>,
     /// Socket `delivered` when the sampled segment was sent.
     pub prior_delivered: u64,
+    /// Low 32 bits of the socket's `delivered_ce` then (differences are modulo 2^32).
     pub prior_delivered_ce: u64,
     /// Segments delivered over the interval; -1 = invalid.
     pub delivered: i64,
