@@ -19,6 +19,7 @@ import shutil
 import statistics
 import subprocess
 import sys
+from typing import Callable
 
 import typer
 from rich.console import Console
@@ -246,11 +247,8 @@ def bench_cmd(
     Console(width=max(console.width, 118)).print(table)
 
 
-def _table(title: str, cols: tuple[str, ...]) -> Table:
-    table = Table(title=title, title_justify="left")
-    for col in cols:
-        table.add_column(col, justify="left" if col in ("workload", "cc") else "right")
-    return table
+def _ratio(x: float) -> str:
+    return "" if x != x else f"{x:.2f}x"
 
 
 def _drop_share(r: dict) -> str:
@@ -259,42 +257,48 @@ def _drop_share(r: dict) -> str:
     return f"{100 * r['bottleneck_drops'] / offered:.2f}%" if offered else ""
 
 
-def render(rows: list[dict], duration: float, repeat: int) -> Table:
-    cols = ("workload", "cc", "wall s", "vs reno", "M events/s", "events vs reno", "bottleneck pkts/s", "drops", "peak RSS MB")
-    table = _table(f"ccbench bench ({duration:g} s simulated, best of {repeat})", cols)
+# A table column: its header and how a row's cell is written. Header and cell sit
+# together so that the two tables cannot fall out of step.
+Column = tuple[str, Callable[[dict], str]]
+
+WALL_COLUMNS: tuple[Column, ...] = (
+    ("workload", lambda r: r["workload"]),
+    ("cc", lambda r: r["cc"]),
+    ("wall s", lambda r: f"{r['wall_s']:.3f}"),
+    ("vs reno", lambda r: _ratio(r["wall_vs_reno"])),
+    ("M events/s", lambda r: f"{r['events'] / r['wall_s'] / 1e6:.2f}"),
+    ("events vs reno", lambda r: _ratio(r["events_vs_reno"])),
+    ("bottleneck pkts/s", lambda r: f"{r['bottleneck_tx_pkts'] / r['wall_s']:,.0f}"),
+    ("drops", _drop_share),
+    ("peak RSS MB", lambda r: f"{r['peak_rss_mb']:.1f}"),
+)
+
+INSTRUCTION_COLUMNS: tuple[Column, ...] = (
+    ("workload", lambda r: r["workload"]),
+    ("cc", lambda r: r["cc"]),
+    ("M instructions", lambda r: f"{r['instructions'] / 1e6:,.1f}"),
+    ("vs reno", lambda r: _ratio(r["instructions_vs_reno"])),
+    ("events vs reno", lambda r: _ratio(r["events_vs_reno"])),
+    ("instructions/event", lambda r: f"{r['instructions'] / r['events']:,.0f}"),
+    ("drops", _drop_share),
+)
+
+
+def _table(title: str, columns: tuple[Column, ...], rows: list[dict]) -> Table:
+    table = Table(title=title, title_justify="left")
+    for header, _ in columns:
+        table.add_column(header, justify="left" if header in ("workload", "cc") else "right")
     for r in rows:
-        table.add_row(
-            r["workload"],
-            r["cc"],
-            f"{r['wall_s']:.3f}",
-            _ratio(r["wall_vs_reno"]),
-            f"{r['events'] / r['wall_s'] / 1e6:.2f}",
-            _ratio(r["events_vs_reno"]),
-            f"{r['bottleneck_tx_pkts'] / r['wall_s']:,.0f}",
-            _drop_share(r),
-            f"{r['peak_rss_mb']:.1f}",
-        )
+        table.add_row(*(cell(r) for _, cell in columns))
     return table
+
+
+def render(rows: list[dict], duration: float, repeat: int) -> Table:
+    return _table(f"ccbench bench ({duration:g} s simulated, best of {repeat})", WALL_COLUMNS, rows)
 
 
 def render_instructions(rows: list[dict], duration: float) -> Table:
-    cols = ("workload", "cc", "M instructions", "vs reno", "events vs reno", "instructions/event", "drops")
-    table = _table(f"ccbench bench --instructions ({duration:g} s simulated)", cols)
-    for r in rows:
-        table.add_row(
-            r["workload"],
-            r["cc"],
-            f"{r['instructions'] / 1e6:,.1f}",
-            _ratio(r["instructions_vs_reno"]),
-            _ratio(r["events_vs_reno"]),
-            f"{r['instructions'] / r['events']:,.0f}",
-            _drop_share(r),
-        )
-    return table
-
-
-def _ratio(x: float) -> str:
-    return "" if x != x else f"{x:.2f}x"
+    return _table(f"ccbench bench --instructions ({duration:g} s simulated)", INSTRUCTION_COLUMNS, rows)
 
 
 def register(app: typer.Typer) -> None:

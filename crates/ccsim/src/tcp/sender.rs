@@ -1828,7 +1828,7 @@ impl TcpSender {
         let segs = self.sk.cwnd.max(self.sb.packets_out()) as u64;
         let rate = match per_seg.checked_mul(segs) {
             Some(n) => n / srtt8 as u64,
-            None => (per_seg as u128 * segs as u128 / srtt8 as u128).min(u64::MAX as u128 - 1) as u64,
+            None => u64::try_from(per_seg as u128 * segs as u128 / srtt8 as u128).unwrap_or(u64::MAX),
         };
         self.sk.pacing_rate = rate.min(u64::MAX - 1);
     }
