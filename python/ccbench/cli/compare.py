@@ -17,6 +17,7 @@ from rich.console import Console
 from rich.table import Table
 
 from ccbench.cli.errors import fail
+from ccbench.fmt import fmt_pct, fmt_rate, fmt_time
 
 #: (column of run.flows, label, unit kind)
 METRICS = (
@@ -46,16 +47,11 @@ def compare_runs(sim, emu) -> pd.DataFrame:
 
 
 def _fmt(x: float, unit: str) -> str:
-    if not math.isfinite(x):
-        return "-"
     if unit == "rate":
-        for u, div in (("Gbit/s", 1e9), ("Mbit/s", 1e6), ("kbit/s", 1e3)):
-            if abs(x) >= div:
-                return f"{x / div:.3g} {u}"
-        return f"{x:.3g} bit/s"
+        return fmt_rate(x)
     if unit == "ms":
-        return f"{x * 1e3:.2f} ms"
-    return f"{x * 100:.2f}%"
+        return fmt_time(x, unit="ms")
+    return fmt_pct(x)
 
 
 def compare_table(df: pd.DataFrame, title: str) -> Table:

@@ -22,6 +22,8 @@ from typing import List, Optional
 
 import typer
 
+from ccbench.fmt import fmt_number, fmt_rate
+
 __all__ = ["estimate_cmd", "register", "parse_probe_rate"]
 
 _PKT_RATE = re.compile(r"^\s*([+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?)\s*(pkts?/s|packets?/s|pps)\s*$")
@@ -89,7 +91,7 @@ def _load_scenario_dict(path: Path) -> dict:
 
 
 def _fmt_pps(bps: float, size: int) -> str:
-    return f"{bps / (8.0 * size):.6g} pkt/s"
+    return f"{fmt_number(bps / (8.0 * size))} pkt/s"
 
 
 def estimate_cmd(
@@ -209,7 +211,7 @@ def estimate_cmd(
     print_estimate(console, est, time_scale, plot, trace)
     if est.probing is not None:
         largest = float(est.rates_bps.max())
-        console.print(f"largest stationary rate {largest / 1e6:.6g} Mbit/s = {_fmt_pps(largest, size_bytes)} "
+        console.print(f"largest stationary rate {fmt_rate(largest)} = {_fmt_pps(largest, size_bytes)} "
                       f"(packets of {size_bytes} B)", markup=False)
     if xi < 1.0 / samples:
         console.print(f"note: xi = {xi:g} < 1/I = 1/{samples}: each delay quantile is the sample maximum, so the "
@@ -258,7 +260,7 @@ def _simulate(scenario, r_acc_bps, r_max_bps, xi, size_bytes, cfg, cc, ecn, dela
 
     def on_rate(k: int, n: int, rate: float) -> None:
         if math.isfinite(rate):
-            progress.update(task, completed=k, rate=f"{rate / 1e6:.4g} Mbit/s ({_fmt_pps(rate, size_bytes)})")
+            progress.update(task, completed=k, rate=f"{fmt_rate(rate)} ({_fmt_pps(rate, size_bytes)})")
         else:
             progress.update(task, completed=n)
 

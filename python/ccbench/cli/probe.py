@@ -10,6 +10,7 @@ from pathlib import Path
 import typer
 
 from ccbench.cli.errors import fail
+from ccbench.fmt import fmt_time
 
 probe_app = typer.Typer(
     name="probe",
@@ -95,7 +96,7 @@ def client_cmd(
     if not quiet:
         p = run.meta["probe"]
         rtt = run.meta["rtt_s"]
-        rtt_txt = f"{rtt * 1e3:.3f} ms" if rtt is not None else "unknown"
+        rtt_txt = fmt_time(rtt, missing="unknown")
         typer.echo(
             f"{p['packets']} packets ({p['pattern']}, {p['size_bytes']} B, {p['rate_pps']:g} pkt/s) to {p['server']}: "
             f"lost {p['lost']} ({100 * p['loss_rate']:.3f} %), min RTT {rtt_txt}"

@@ -6,6 +6,8 @@ from pathlib import Path
 
 import typer
 
+from ccbench.fmt import fmt_bytes
+
 
 def report_cmd(
     directory: Path = typer.Argument(..., metavar="RUN_OR_SWEEP_DIR", help="A run directory (ccbench run) or a sweep directory (ccbench sweep).", show_default=False),
@@ -24,7 +26,7 @@ def report_cmd(
     from ccbench.report import write_report
 
     path = write_report(directory, out, fmt=fmt, metrics=list(metric or []) or None)
-    typer.echo(f"wrote {path} ({path.stat().st_size / 1e3:.0f} kB)")
+    typer.echo(f"wrote {path} ({fmt_bytes(path.stat().st_size)})")
 
 
 def register(app: typer.Typer) -> None:

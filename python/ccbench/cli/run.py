@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
 
 import typer
@@ -10,36 +9,20 @@ from rich.console import Console
 from rich.table import Table
 
 from ccbench.cli.errors import fail
-
-
-def _fmt_rate(bps: float) -> str:
-    if not math.isfinite(bps):
-        return "-"
-    for unit, div in (("Gbit/s", 1e9), ("Mbit/s", 1e6), ("kbit/s", 1e3)):
-        if bps >= div:
-            return f"{bps / div:.3g} {unit}"
-    return f"{bps:.3g} bit/s"
-
-
-def _fmt_ms(s: float) -> str:
-    return "-" if not math.isfinite(s) else f"{s * 1e3:.2f}"
-
-
-def _fmt_pct(x: float) -> str:
-    return "-" if not math.isfinite(x) else f"{x * 100:.2f}%"
+from ccbench.fmt import fmt_pct, fmt_rate, fmt_time
 
 
 def flow_table(run, title: str) -> Table:
     """The per-flow table ``ccbench run`` prints."""
     t = Table(title=title, title_justify="left")
-    t.caption = "delay = t_deliver - t_write per message, in ms"
+    t.caption = "delay = t_deliver - t_write per message"
     for col in ("flow", "transport", "goodput", "loss", "p50", "p95", "p99", "max"):
         t.add_column(col, justify="left" if col in ("flow", "transport") else "right", no_wrap=True)
     for r in run.flows.itertuples(index=False):
         transport = r.transport if not getattr(r, "cc", "") else f"{r.transport}/{r.cc}"
         t.add_row(
-            str(r.flow), transport, _fmt_rate(r.goodput_bps), _fmt_pct(r.loss_rate),
-            _fmt_ms(r.delay_p50_s), _fmt_ms(r.delay_p95_s), _fmt_ms(r.delay_p99_s), _fmt_ms(r.delay_max_s),
+            str(r.flow), transport, fmt_rate(r.goodput_bps), fmt_pct(r.loss_rate),
+            *(fmt_time(d, unit="ms") for d in (r.delay_p50_s, r.delay_p95_s, r.delay_p99_s, r.delay_max_s)),
         )
     return t
 

@@ -12,23 +12,11 @@ from typing import List, Optional
 
 import typer
 
+from ccbench.fmt import fmt_bits, fmt_rate, fmt_time
+
 __all__ = ["estimate_from_csv", "print_estimate", "DEFAULT_TIME_SCALES"]
 
 DEFAULT_TIME_SCALES = (0.01, 0.03, 0.1, 0.3, 1.0, 3.0, 10.0)
-
-
-def _fmt_rate(bps: float) -> str:
-    for unit, f in (("Gbit/s", 1e9), ("Mbit/s", 1e6), ("kbit/s", 1e3)):
-        if abs(bps) >= f:
-            return f"{bps / f:.3f} {unit}"
-    return f"{bps:.1f} bit/s"
-
-
-def _fmt_bits(bits: float) -> str:
-    for unit, f in (("Mbit", 1e6), ("kbit", 1e3)):
-        if abs(bits) >= f:
-            return f"{bits / f:.3f} {unit}"
-    return f"{bits:.1f} bit"
 
 
 def estimate_from_csv(
@@ -80,16 +68,16 @@ def print_estimate(console, est, time_scale=None, plot=None, trace=None) -> None
     table.add_column("S~(t)", justify="right")
     table.add_column("alpha~(t)", justify="right")
     for s, sv, av in zip(scales, est.S(scales), est.alpha(scales)):
-        table.add_row(f"{s:g}", _fmt_bits(float(sv)), _fmt_rate(float(av)))
+        table.add_row(f"{s:g}", fmt_bits(float(sv)), fmt_rate(float(av)))
     console.print(table)
     console.print(
-        f"accepted rates: {', '.join(_fmt_rate(r) for r in est.rates_bps)}; "
-        f"latency {est.latency_s * 1e3:.3f} ms; long-term rate {_fmt_rate(est.long_term_rate_bps)}; "
+        f"accepted rates: {', '.join(fmt_rate(r) for r in est.rates_bps)}; "
+        f"latency {fmt_time(est.latency_s)}; long-term rate {fmt_rate(est.long_term_rate_bps)}; "
         f"eps = |R| * xi = {est.n_rates} * {est.xi:g} = {est.eps:g}",
         markup=False,
     )
     stop = est.probing.stop_rate_bps if est.probing is not None else None
-    stopped = _fmt_rate(stop) if stop is not None else "no rate (all stationary)"
+    stopped = fmt_rate(stop) if stop is not None else "no rate (all stationary)"
     console.print(f"stopped at {stopped}", markup=False)
     for w in (est.probing.warnings if est.probing is not None else ()):
         console.print(f"warning: {w}", markup=False)
@@ -99,9 +87,9 @@ def print_estimate(console, est, time_scale=None, plot=None, trace=None) -> None
 
         tr = load_trace_csv(trace)
         b = delay_bounds(tr["t_s"].to_numpy(), tr["bytes"].to_numpy(), est)
-        console.print(f"trace {trace.name}: max per-packet delay bound {b.max_per_packet_delay_s:.6g} s, "
-                      f"envelope delay bound {b.envelope_delay_s:.6g} s, backlog bound "
-                      f"{_fmt_bits(b.backlog_bits)} (eps={est.eps:g})", markup=False)
+        console.print(f"trace {trace.name}: max per-packet delay bound {fmt_time(b.max_per_packet_delay_s)}, "
+                      f"envelope delay bound {fmt_time(b.envelope_delay_s)}, backlog bound "
+                      f"{fmt_bits(b.backlog_bits)} (eps={est.eps:g})", markup=False)
     if plot is not None:
         from .plots import plot_attainable_rate
 

@@ -10,11 +10,12 @@ from __future__ import annotations
 import base64
 import html
 import io
-import math
 from typing import Any, Iterable, Optional
 
 import numpy as np
 import pandas as pd
+
+from ccbench.fmt import fmt_bytes, fmt_number, fmt_pct, fmt_rate, fmt_time
 
 CSS = """
 body { font-family: -apple-system, "Segoe UI", Helvetica, Arial, sans-serif; margin: 2em auto;
@@ -89,23 +90,23 @@ def figure(fig, name: str, caption: str = "", fmt: str = "svg", dpi: int = 110) 
 
 
 def fmt_value(v: Any, col: str = "") -> str:
+    """A cell as the report shows it: units from the column name (``*_bps`` a rate,
+    ``*_s`` a time, ``*_bytes`` a size, ``loss_rate`` a percentage), the digits of
+    :mod:`ccbench.fmt` (the same as the command line's)."""
     if v is None or v is pd.NA:
         return ""
     if isinstance(v, (bool, np.bool_)):
         return "true" if v else "false"
-    if isinstance(v, float):
-        if math.isnan(v):
-            return ""
+    if isinstance(v, (float, np.floating)):
         if col.endswith("_bps"):
-            for unit, div in (("Gbit/s", 1e9), ("Mbit/s", 1e6), ("kbit/s", 1e3)):
-                if abs(v) >= div:
-                    return f"{v / div:.4g} {unit}"
-            return f"{v:.4g} bit/s"
+            return fmt_rate(v, missing="")
         if col.endswith("_s") and col not in ("start_s", "end_s", "wall_s"):
-            return f"{v * 1e3:.4g} ms"
+            return fmt_time(v, unit="ms", missing="")
+        if col.endswith("_bytes"):
+            return fmt_bytes(v, missing="")
         if col == "loss_rate":
-            return f"{v * 100:.3g}%"
-        return f"{v:.6g}"
+            return fmt_pct(v, missing="")
+        return fmt_number(v, missing="")
     return str(v)
 
 

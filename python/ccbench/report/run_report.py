@@ -10,6 +10,8 @@ from typing import Any
 
 import pandas as pd
 
+from ccbench.fmt import fmt_time
+
 from . import html as H
 
 FLOW_COLUMNS = (
@@ -53,7 +55,7 @@ def run_sections(run, fmt: str = "svg", title_prefix: str = "") -> list[str]:
     facts = {
         "backend": meta.get("backend", "?"),
         "seed": meta.get("seed", "?"),
-        "simulated": f"{stats.get('sim_end_s', float('nan')):.3g} s" if "sim_end_s" in stats else None,
+        "simulated": fmt_time(stats["sim_end_s"]) if "sim_end_s" in stats else None,
         "events": f"{stats['events']:,}" if "events" in stats else None,
         "ccbench": meta.get("versions", {}).get("ccbench"),
     }
