@@ -4,6 +4,8 @@ Small modules, one purpose each; every function takes plain run tables
 (``run.packets``, ``run.drops``, ``run.cwnd``, ``run.flows``, see DESIGN.md "Run
 tables") or arrays, and raises :class:`AnalysisError` (a ``ValueError``) on bad input.
 
+* :mod:`~ccbench.analysis.distribution`: the empirical CDF and CCDF (the only ones:
+  plots, reports, studies and netcal call these).
 * :mod:`~ccbench.analysis.delay`: delay components, CDF/CCDF, percentiles, jitter,
   late fraction, decomposition, additional queuing delay.
 * :mod:`~ccbench.analysis.goodput`: goodput series, Jain's index, normalised
@@ -17,18 +19,17 @@ from ._common import AnalysisError
 from .delay import (
     COMPONENTS,
     additional_queuing_delay,
-    ccdf,
     decomposition_summary,
     delay_cdf,
     delay_components,
     delay_percentiles,
-    ecdf,
     flow_delays,
     jitter,
     jitter_mean_abs_diff,
     jitter_rfc3550,
     late_fraction,
 )
+from .distribution import ccdf, ecdf
 from .goodput import delivered_rate_series, goodput_series, jain_index, normalized_throughput_gain
 from .losses import (
     LossBurstiness,

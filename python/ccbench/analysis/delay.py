@@ -22,6 +22,7 @@ import numpy as np
 import pandas as pd
 
 from ._common import AnalysisError, as_1d, flow_names, positive, require_columns, rows_of
+from .distribution import ccdf, ecdf
 
 __all__ = [
     "PACKET_COLUMNS",
@@ -95,21 +96,6 @@ def flow_delays(packets: pd.DataFrame, flow: str, component: str = "total") -> n
     if d.size == 0:
         raise AnalysisError(f"flow {name!r} has no delivered message with a finite {component} delay")
     return d
-
-
-def ecdf(values) -> tuple[np.ndarray, np.ndarray]:
-    """Empirical CDF: sorted finite values x_(k) and F(x_(k)) = P[X <= x_(k)] = k/n."""
-    x = as_1d(values, "values")
-    x = np.sort(x[np.isfinite(x)])
-    if x.size == 0:
-        raise AnalysisError("values: no finite value")
-    return x, np.arange(1, x.size + 1) / x.size
-
-
-def ccdf(values) -> tuple[np.ndarray, np.ndarray]:
-    """Empirical CCDF: sorted finite values x_(k) and P[X > x_(k)] = 1 - k/n."""
-    x, f = ecdf(values)
-    return x, 1.0 - f
 
 
 def delay_cdf(packets: pd.DataFrame, flows: str | Iterable[str] | None = None, component: str = "total") -> pd.DataFrame:

@@ -55,14 +55,14 @@ def delay_components(df: pd.DataFrame) -> pd.DataFrame:
 
 
 def ccdf(values) -> tuple[np.ndarray, np.ndarray]:
-    """Empirical CCDF: distinct sorted values ``x`` and ``P[X > x]``."""
-    v = np.asarray(values, dtype=float).ravel()
-    v = v[np.isfinite(v)]
-    if v.size == 0:
-        raise NetcalError("cannot compute a CCDF of zero finite values")
-    x, counts = np.unique(v, return_counts=True)
-    p = 1.0 - np.cumsum(counts) / v.size
-    return x, np.clip(p, 0.0, 1.0)
+    """Empirical CCDF: distinct sorted values ``x`` and ``P[X > x]``
+    (:func:`ccbench.analysis.distribution.ccdf`, raising :class:`NetcalError`)."""
+    from ccbench.analysis.distribution import AnalysisError, ccdf as _ccdf
+
+    try:
+        return _ccdf(values)
+    except AnalysisError as e:
+        raise NetcalError(f"cannot compute a CCDF: {e}") from None
 
 
 def component_ccdfs(df: pd.DataFrame, components=COMPONENTS) -> dict[str, tuple[np.ndarray, np.ndarray]]:

@@ -65,22 +65,15 @@ def note(text: str) -> str:
 
 
 def figure(fig, name: str, caption: str = "", fmt: str = "svg", dpi: int = 110) -> str:
-    """Embeds a matplotlib figure (then closes it) as an ``<img>`` with a data URI."""
-    import matplotlib.pyplot as plt
+    """Embeds a matplotlib figure as an ``<img>`` with a data URI (no pyplot: the
+    figure is drawn on its own canvas, the user's backend is left alone)."""
+    from ccbench.plots import save_figure
 
-    buf = io.BytesIO()
-    if fmt == "svg":
-        import matplotlib
-
-        with matplotlib.rc_context({"svg.fonttype": "path", "svg.hashsalt": "ccbench"}):
-            fig.savefig(buf, format="svg", metadata={"Date": None})
-        mime = "image/svg+xml"
-    elif fmt == "png":
-        fig.savefig(buf, format="png", dpi=dpi)
-        mime = "image/png"
-    else:
+    if fmt not in ("svg", "png"):
         raise ValueError(f"fmt: {fmt!r} is not accepted (accepted: svg, png)")
-    plt.close(fig)
+    buf = io.BytesIO()
+    save_figure(fig, buf, fmt, dpi=dpi)
+    mime = "image/svg+xml" if fmt == "svg" else "image/png"
     data = base64.b64encode(buf.getvalue()).decode("ascii")
     cap = f"<figcaption>{esc(caption)}</figcaption>" if caption else ""
     return (

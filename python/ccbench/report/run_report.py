@@ -87,22 +87,35 @@ def run_sections(run, fmt: str = "svg", title_prefix: str = "") -> list[str]:
         by = d.groupby(["link", "flow", "kind", "reason"], observed=True).size().reset_index(name="count")
         parts.append(H.section("Drops and marks", H.table(by), anchor="drops"))
 
-    figs: list[str] = []
-    if len(run.packets) and run.packets["t_deliver"].notna().any():
-        figs.append(H.figure(run.plot.delay_ccdf(), "delay_ccdf", "CCDF of the per-message delay (t_deliver - t_write), one line per flow", fmt))
-    else:
-        figs.append(H.note("no delivered messages: no delay CCDF"))
-    if len(run.cwnd):
-        figs.append(H.figure(run.plot.cwnd(), "cwnd", "cwnd (solid) and ssthresh (dashed) in packets", fmt))
-    else:
-        figs.append(H.note("no TCP state samples (no TCP flows, or state sampling off): no cwnd trace"))
-    if len(run.queue):
-        figs.append(H.figure(run.plot.queue(), "queue", "queue occupancy (bytes) of the monitored links", fmt))
-    else:
-        figs.append(H.note("no queue samples (queue sampling off): no queue trace"))
-    parts.append(H.section("Figures", *figs, anchor="figures"))
+    parts.append(H.section("Figures", *run_figures(run, fmt), anchor="figures"))
     parts.append(H.section("Scenario", H.pre(scenario_toml(meta), "scenario"), anchor="scenario"))
     return parts
+
+
+#: (figure name, RunPlots method, caption) of a run report, in page order
+FIGURES = (
+    ("goodput", "goodput", "goodput of each flow over time"),
+    ("delay", "delay", "per-message delay (t_deliver - t_write): CDF and CCDF (tail, log scale), one line per flow"),
+    ("cwnd", "cwnd", "cwnd (solid) and ssthresh (dashed) in packets"),
+    ("queue", "queue", "queue occupancy of the monitored links, the limit (dashed) and the same backlog in ms at the link rate"),
+)
+
+
+def run_figures(run, fmt: str = "svg") -> list[str]:
+    """The figures of a run (those it has data for) and a note for each it has not."""
+    from ccbench.plots import NothingToPlot
+
+    out: list[str] = []
+    for name, method, caption in FIGURES:
+        plots = run.plot
+        try:
+            fig = getattr(plots, method)()
+        except NothingToPlot as e:
+            out.append(H.note(f"{name}: not drawn: {e}"))
+            continue
+        notes = "; ".join(plots.notes)
+        out.append(H.figure(fig, name, caption + (f" ({notes})" if notes else ""), fmt))
+    return out
 
 
 def run_report_html(run, title: str | None = None, fmt: str = "svg") -> str:

@@ -88,36 +88,66 @@ def varied_axes(meta: dict[str, Any]) -> list[list[str]]:
     return [list(a) for a in meta.get("axes", []) if len(_axis_values(meta, list(a))) > 1]
 
 
+def numeric_axis(values: list[Any]) -> Optional[list[float]]:
+    """The values of a one-key axis as numbers on a scale, or None for categories.
+
+    Numbers are numbers; unit strings of one kind (``"10000B"``, ``"20ms"``,
+    ``"1.5Mbit"``, ``"100pkt"``) are read with the scenario's unit parser (SI units),
+    so ``"100000B"`` lies right of ``"20000B"``; anything else (cc names, queue rules,
+    mixed units) is categorical."""
+    if all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
+        return [float(v) for v in values]
+    if not all(isinstance(v, str) for v in values):
+        return None
+    from ccbench.scenario.units import UnitError, parse_duration, parse_queue_limit, parse_rate, parse_size
+
+    def qlimit_pkts(text: str) -> float:
+        q = parse_queue_limit(text)
+        if q.unit != "pkt":
+            raise UnitError("not a packet count")
+        return float(q.value)
+
+    for parse in (parse_duration, parse_rate, parse_size, qlimit_pkts):
+        try:
+            return [float(parse(v)) for v in values]
+        except UnitError:
+            continue
+    return None
+
+
 def metric_figure(ok: pd.DataFrame, meta: dict[str, Any], axis: list[str], metric: str):
-    """One figure: ``metric`` against the values of ``axis``, panels per flow, lines per
-    combination of the other axes; points at the median, error bars from min to max over
-    the seeds. None when there is nothing finite to draw."""
-    from ccbench.plots import _plt
+    """One figure: ``metric`` against the values of ``axis``, panels per flow, one
+    series per combination of the other axes; the median over the seeds with error
+    bars from min to max. A numeric axis (numbers, or unit strings of one kind) is a
+    scale with lines joining the points; a categorical one (cc names, queue rules,
+    zipped combinations) gets grouped bars. None when there is nothing finite to draw."""
+    from ccbench.plots import new_figure
 
     label, scale, unit = METRICS.get(metric, (metric, 1.0, ""))
     axes = varied_axes(meta)
     others = [a for a in axes if a != axis]
     short = _short_names(list(meta.get("parameters", [])))
     xs = _axis_values(meta, axis)
-    numeric_x = len(axis) == 1 and all(isinstance(v[0], (int, float)) and not isinstance(v[0], bool) for v in xs)
-    xpos = [float(v[0]) for v in xs] if numeric_x else list(range(len(xs)))
+    xnum = numeric_axis([v[0] for v in xs]) if len(axis) == 1 else None
+    numeric_x = xnum is not None
+    xpos = xnum if numeric_x else list(range(len(xs)))
     xlabels = [" / ".join(_label(x) for x in v) for v in xs]
     other_vals = [_axis_values(meta, a) for a in others]
     groups = list(itertools.product(*other_vals)) if others else [()]
-    flows = [f for f in pd.unique(ok["flow"].dropna())]
-    if not flows or ok[metric].notna().sum() == 0:
+    # a flow without this metric (the delay of a bulk flow) gets no empty panel
+    flows = [f for f in pd.unique(ok["flow"].dropna()) if ok.loc[ok["flow"] == f, metric].notna().any()]
+    if not flows:
         return None
-    plt = _plt()
     ncol = min(len(flows), 3)
     nrow = math.ceil(len(flows) / ncol)
-    fig, axs = plt.subplots(nrow, ncol, figsize=(4.6 * ncol + 0.6, 3.5 * nrow + 0.4), squeeze=False)
-    span = (max(xpos) - min(xpos)) if numeric_x and len(xpos) > 1 else (1.0 if not numeric_x else abs(xpos[0]) or 1.0)
-    width = 0.25 if not numeric_x else 0.02 * span
+    fig, axs = new_figure(nrow, ncol, figsize=(4.6 * ncol + 0.6, 3.5 * nrow + 0.6), squeeze=False)
+    logx = numeric_x and min(xpos) > 0 and max(xpos) / min(xpos) >= 20
+    n_groups = len(groups)
+    bar_w = 0.8 / n_groups
     drawn_any = False
     for fi, flow in enumerate(flows):
         ax = axs[fi // ncol][fi % ncol]
         fsel = ok[ok["flow"] == flow]
-        n_groups = len(groups)
         for gi, gvals in enumerate(groups):
             gsel = fsel
             for a, v in zip(others, gvals):
@@ -131,43 +161,44 @@ def metric_figure(ok: pd.DataFrame, meta: dict[str, Any], axis: list[str], metri
                     med.append(m)
                     lo.append(m - vals.min())
                     hi.append(vals.max() - m)
-                    off = (gi - (n_groups - 1) / 2) * (width / max(n_groups, 1)) if n_groups > 1 else 0.0
-                    px.append(xpos[xi] + off)
+                    px.append(xpos[xi] if numeric_x else xi + (gi - (n_groups - 1) / 2) * bar_w)
             if not med:
                 continue
             drawn_any = True
             glabel = ", ".join(f"{short.get(k, k)}={_label(v)}" for a, gv in zip(others, gvals) for k, v in zip(a, gv)) or None
-            # a line joins the values of one parameter (in the order written); zipped
-            # combinations are categories, not a scale: points only
-            ax.errorbar(px, med, yerr=[lo, hi], marker="o", ms=4, capsize=3, lw=1.2, label=glabel,
-                        ls="-" if len(axis) == 1 else "none")
+            color = f"C{gi % 10}"
+            if numeric_x:
+                # a line joins the values of one numeric parameter, in the order of its scale
+                ax.errorbar(px, med, yerr=[lo, hi], marker="o", ms=4, capsize=3, lw=1.2, label=glabel, color=color)
+            else:
+                # categories (cc names, queue rules) have no order between them: bars, not lines
+                ax.bar(px, med, width=bar_w * 0.92, color=color, alpha=0.8, label=glabel)
+                ax.errorbar(px, med, yerr=[lo, hi], fmt="none", ecolor="black", elinewidth=0.9, capsize=2.5)
         ax.set_title(str(flow), fontsize="medium")
+        if logx:
+            ax.set_xscale("log")
+            ax.minorticks_off()
         ax.set_xticks(xpos)
-        ax.set_xticklabels(xlabels, rotation=30 if max(len(s) for s in xlabels) > 8 else 0, ha="right" if max(len(s) for s in xlabels) > 8 else "center", fontsize="small")
+        long = max(len(s) for s in xlabels) > 8
+        ax.set_xticklabels(xlabels, rotation=30 if long else 0, ha="right" if long else "center", fontsize="small")
         if not numeric_x:
             ax.set_xlim(-0.5, len(xs) - 0.5)
-        elif len(xpos) > 1:
+            ax.set_ylim(bottom=0)
+        elif len(xpos) > 1 and not logx:
             pad = 0.08 * (max(xpos) - min(xpos))
             ax.set_xlim(min(xpos) - pad, max(xpos) + pad)
         ax.set_xlabel(" / ".join(short.get(k, k) for k in axis), fontsize="small")
         ax.set_ylabel(f"{label} ({unit})" if unit else label, fontsize="small")
-        ax.grid(True, alpha=0.3)
+        ax.grid(True, axis="y" if not numeric_x else "both", alpha=0.3)
     for k in range(len(flows), nrow * ncol):
         axs[k // ncol][k % ncol].set_visible(False)
     if not drawn_any:
-        plt.close(fig)
         return None
     fig.suptitle(f"{label} vs {' / '.join(short.get(k, k) for k in axis)}  (median, min-max over seeds)", fontsize="medium")
     handles, labels = axs[0][0].get_legend_handles_labels()
     if others and handles:
-        width_pt = fig.get_figwidth() * 72
-        longest = max(len(l) for l in labels)
-        ncols = max(1, min(len(labels), int(width_pt // (longest * 4.0 + 30))))
-        fig.legend(handles, labels, loc="lower center", ncols=ncols, fontsize="x-small", frameon=False)
-        rows_needed = math.ceil(len(labels) / ncols)
-        fig.tight_layout(rect=(0, min(0.45, 0.06 * rows_needed / nrow + 0.02), 1, 1))
-    else:
-        fig.tight_layout()
+        # beside the panels, never over the data
+        fig.legend(handles, labels, loc="outside right upper", fontsize="x-small", frameon=False)
     return fig
 
 

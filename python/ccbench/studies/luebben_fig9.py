@@ -179,7 +179,7 @@ def plot_ccdf(comps: list[pd.DataFrame], path: Path, p_buf: float | None = None)
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from ccbench.analysis.delay import ccdf
+    from ccbench.analysis.distribution import ccdf
 
     allc = pd.concat(comps, ignore_index=True)
     allc = allc[allc["delivered"]]
@@ -248,7 +248,7 @@ def run(full: bool = False, out: Path | None = None) -> pd.DataFrame:
         out = Path(out)
         out.mkdir(parents=True, exist_ok=True)
         tab.to_csv(out / "luebben_fig9.csv", index=False)
-        from ccbench.analysis.delay import ccdf
+        from ccbench.analysis.distribution import ccdf
 
         allc = pd.concat(comps, ignore_index=True)
         allc = allc[allc["delivered"]]
