@@ -1,5 +1,5 @@
 # ccbench: two commands on a fresh machine.
-#   make demo   set everything up and run the headline example
+#   make demo   set everything up and run the headline example (VoIP beside a download)
 #   make test   run every test (Rust and Python)
 # Everything is installed by these targets: a virtual environment in .venv with the
 # Python dependencies, and a release build of the Rust extension.
@@ -23,8 +23,10 @@ $(STAMP): pyproject.toml Cargo.toml Cargo.lock $(shell find crates -name '*.rs' 
 
 build: setup
 
+# VoIP beside a CUBIC download on an ADSL line: the VoIP delay alone and with the
+# download, the run in runs/demo and its HTML report (runs/demo/report.html).
 demo: setup
-	$(VENV)/bin/ccbench run examples/adsl1_voip.toml --out runs/demo
+	$(PY) -m ccbench.demo --scenario examples/adsl1_voip_download.toml --out runs/demo
 
 test: setup system-deps test-rust test-python
 
