@@ -382,18 +382,15 @@ def plot_loss_burstiness(results, path: str | Path | None = None):
     interval (log x) with the Poisson CDF of the same rate; right, the PDF (log y)
     with the Poisson density. ``results``: one :class:`LossBurstiness` or a list of
     them (labels from ``.label``). Writes ``path`` if given (``.png`` or ``.svg``).
-    Returns the matplotlib Figure (Agg backend, no display needed)."""
-    import matplotlib
-
-    matplotlib.use("Agg", force=False)
-    import matplotlib.pyplot as plt
+    Returns the matplotlib Figure (its own canvas: no pyplot, the backend untouched)."""
+    from ccbench.plots import new_figure
 
     items = [results] if isinstance(results, LossBurstiness) else list(results)
     if not items or not all(isinstance(r, LossBurstiness) for r in items):
         raise AnalysisError("results: give one LossBurstiness or a list of them")
     if path is not None and Path(path).suffix.lower() not in (".png", ".svg"):
         raise AnalysisError(f"path: {str(path)!r} must end in .png or .svg")
-    fig, (a1, a2) = plt.subplots(1, 2, figsize=(10, 4))
+    fig, (a1, a2) = new_figure(1, 2, figsize=(10, 4))
     floor = np.inf  # y floor of the PDF panel: a decade below the smallest empirical density
     for i, r in enumerate(items):
         name = r.label or f"losses {i}"
@@ -420,7 +417,6 @@ def plot_loss_burstiness(results, path: str | Path | None = None):
     for a in (a1, a2):
         a.grid(True, which="both", alpha=0.3)
         a.legend(fontsize="small")
-    fig.tight_layout()
     if path is not None:
         fig.savefig(path)
     return fig

@@ -68,14 +68,11 @@ def compare_table(df: pd.DataFrame, title: str) -> Table:
 
 def plot_cwnd(sim, emu, path: str | Path):
     """cwnd over time of every TCP flow, simulator and kernel on the same axes (PNG)."""
-    import matplotlib
-
-    matplotlib.use("Agg", force=False)
-    import matplotlib.pyplot as plt
+    from ccbench.plots import new_figure
 
     flows = sorted(set(sim.cwnd["flow"].astype(str)) | set(emu.cwnd["flow"].astype(str)))
     n = max(len(flows), 1)
-    fig, axes = plt.subplots(n, 1, figsize=(9, 2.8 * n), sharex=True, squeeze=False)
+    fig, axes = new_figure(n, 1, figsize=(9, 2.8 * n), sharex=True, squeeze=False)
     for ax, flow in zip(axes[:, 0], flows):
         for run, label, style in ((sim, "simulator", "-"), (emu, "kernel (emulator)", "-")):
             c = run.cwnd[run.cwnd["flow"].astype(str) == flow]
@@ -86,11 +83,9 @@ def plot_cwnd(sim, emu, path: str | Path):
         ax.grid(alpha=0.3)
         ax.legend(loc="upper right", fontsize=8)
     axes[-1, 0].set_xlabel("time (s)")
-    fig.tight_layout()
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=120)
-    plt.close(fig)
     return path
 
 
