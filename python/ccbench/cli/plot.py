@@ -24,17 +24,17 @@ FORMATS = ("png", "svg", "pdf")
 def plot_cmd(
     run_dir: Path = typer.Argument(..., help="A run directory written by `ccbench run` or `Run.save`.", show_default=False),
     what: Optional[List[str]] = typer.Option(
-        None, "--what", "-w", show_default=False,
+        None, "--what", "-w", show_default=False, metavar="FIGURE",
         help=f"Figure to draw, repeatable: {', '.join(WHAT)}. Default: {', '.join(DEFAULT_WHAT)} (those the run has data for)."),
     flow: Optional[List[str]] = typer.Option(
-        None, "--flow", show_default=False,
+        None, "--flow", show_default=False, metavar="FLOW",
         help="Only this flow, repeatable; a scenario name selects all its flows (voip: voip.down and voip.up)."),
-    link: Optional[List[str]] = typer.Option(None, "--link", show_default=False, help="Queue figure: only this link, repeatable."),
+    link: Optional[List[str]] = typer.Option(None, "--link", show_default=False, metavar="LINK", help="Queue figure: only this link, repeatable."),
     bin: Optional[str] = typer.Option(
-        None, "--bin", show_default=False,
+        None, "--bin", show_default=False, metavar="DURATION",
         help="Goodput figure: bin width, a duration with unit (e.g. 500ms). Default: about 60 bins over the run."),
-    fmt: str = typer.Option("png", "--format", "-f", help=f"Image format: {', '.join(FORMATS)}."),
-    out: Path = typer.Option(None, "--out", "-o", help="Output directory (default: RUN_DIR/plots)."),
+    fmt: str = typer.Option("png", "--format", "-f", metavar="FORMAT", help=f"Image format: {', '.join(FORMATS)}."),
+    out: Path = typer.Option(None, "--out", "-o", metavar="DIR", help="Output directory (default: RUN_DIR/plots)."),
 ) -> None:
     """Draw figures of a saved run: goodput over time per flow, the delay CDF and CCDF,
     cwnd traces, queue occupancy (with its limit, and in ms at the link rate), and the
