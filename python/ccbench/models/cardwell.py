@@ -269,19 +269,14 @@ def cli(
         table.add_row(name, f"{val:.4f}", unit)
     Console().print(table)
     if plot is not None:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
+        from ccbench.plots import new_figure  # no pyplot: the backend stays the user's
 
         sizes = np.unique(np.logspace(np.log10(mss), np.log10(max(size, 100 * mss) * 10), 80).astype(int))
         lat = [latency_s(int(s), **kw) for s in sizes]
-        fig, ax = plt.subplots(figsize=(6, 4))
+        fig, ax = new_figure(figsize=(6, 4))
         ax.loglog(sizes, lat)
         ax.set_xlabel("transfer size [bytes]")
         ax.set_ylabel("expected latency [s]")
         ax.set_title(f"Cardwell model, RTT={rtt_ms:g} ms, p={loss:g}")
         ax.grid(True, which="both", alpha=0.3)
-        fig.tight_layout()
         fig.savefig(plot)
-        plt.close(fig)

@@ -264,15 +264,6 @@ def periodic_loss_buffering_probability(utilisation):
 # ----------------------------------------------------------------------------- CLIs
 
 
-def _plt():
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt
-
-
 def cli_window(
     capacity_mbps: Annotated[float, typer.Option("--capacity-mbps", help="network capacity C [Mbit/s]")] = 10.0,
     delay_ms: Annotated[float, typer.Option("--delay-ms", help="one-way delay T [ms] (RTT = 2T)")] = 50.0,
@@ -309,8 +300,9 @@ def cli_window(
                       str(est.rates_bps.size))
     Console().print(table)
     if plot is not None:
-        plt = _plt()
-        fig, ax = plt.subplots(figsize=(6, 4))
+        from ccbench.plots import new_figure  # no pyplot: the backend stays the user's
+
+        fig, ax = new_figure(figsize=(6, 4))
         for wk, S, Se in curves:
             ax.plot(t, S / 1e6, label=f"S_app, w={wk:g} kbit")
             ax.plot(t, Se / 1e6, "--", label=f"estimate, w={wk:g} kbit")
@@ -320,9 +312,7 @@ def cli_window(
         ax.set_xlabel("t [s]")
         ax.set_ylabel("service [Mbit]")
         ax.legend(fontsize=8)
-        fig.tight_layout()
         fig.savefig(plot)
-        plt.close(fig)
 
 
 def cli_periodic(
@@ -360,16 +350,15 @@ def cli_periodic(
         t.add_row(f"P(stack buffering) at u={u:.3f}", f"{pr:.4f}", "")
     Console().print(t)
     if plot is not None:
-        plt = _plt()
         grid = np.linspace(0, 1, 201)
-        fig, ax = plt.subplots(figsize=(6, 4))
+        from ccbench.plots import new_figure  # no pyplot: the backend stays the user's
+
+        fig, ax = new_figure(figsize=(6, 4))
         ax.plot(grid, periodic_loss_buffering_probability(grid))
         ax.axvline(STACK_BUFFERING_THRESHOLD, ls=":", color="gray")
         ax.set_xlabel("utilisation")
         ax.set_ylabel("P[buffering in sender stack]")
-        fig.tight_layout()
         fig.savefig(plot)
-        plt.close(fig)
 
 
 cli = cli_window

@@ -178,12 +178,9 @@ def loss_rate_for_throughput(rate_pkts_per_s, rtt_s, *, b: float = 1.0,
 
 
 def _plot_vs_p(path: Path, p_grid, curves: dict, title: str, ylabel: str) -> None:
-    import matplotlib
+    from ccbench.plots import new_figure  # no pyplot: the backend stays the user's
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(6, 4))
+    fig, ax = new_figure(figsize=(6, 4))
     for label, y in curves.items():
         ax.loglog(p_grid, y, label=label)
     ax.set_xlabel("loss probability p")
@@ -191,9 +188,7 @@ def _plot_vs_p(path: Path, p_grid, curves: dict, title: str, ylabel: str) -> Non
     ax.set_title(title)
     ax.grid(True, which="both", alpha=0.3)
     ax.legend()
-    fig.tight_layout()
     fig.savefig(path)
-    plt.close(fig)
 
 
 def cli(

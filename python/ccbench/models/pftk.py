@@ -260,13 +260,10 @@ def cli(
     table.add_row("Q̂(min(E[W_u], W_max))", f"{qh:.4f}", "")
     Console().print(table)
     if plot is not None:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
+        from ccbench.plots import new_figure  # no pyplot: the backend stays the user's
 
         grid = np.logspace(-4, -0.3, 200)
-        fig, ax = plt.subplots(figsize=(6, 4))
+        fig, ax = new_figure(figsize=(6, 4))
         scale = mss * 8 / 1e6
         ax.loglog(grid, throughput_pkts_per_s(rtt, grid, t0_s=t0, b=b, w_max_pkts=wmax, variant=variant) * scale,
                   label="full (eq. 32)")
@@ -278,6 +275,4 @@ def cli(
         ax.set_ylabel("throughput [Mbit/s]")
         ax.grid(True, which="both", alpha=0.3)
         ax.legend()
-        fig.tight_layout()
         fig.savefig(plot)
-        plt.close(fig)

@@ -288,15 +288,6 @@ def vegas_packet_level(c: float, d: float, alpha: float, *, w0: int = 1, n_packe
 # ----------------------------------------------------------------------------- CLIs
 
 
-def _plt():
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt
-
-
 def cli_fast(
     capacity_pps: Annotated[float, typer.Option("--capacity-pps", help="bottleneck capacity c [packets/s]")] = 10_000.0,
     delay_ms: Annotated[float, typer.Option("--delay-ms", help="round-trip propagation delay d [ms]")] = 100.0,
@@ -329,17 +320,16 @@ def cli_fast(
     Console().print(t)
     Console().print(f"equilibrium queueing delay alpha/c = {q_star * 1000:.3f} ms")
     if plot is not None:
-        plt = _plt()
-        fig, ax = plt.subplots(figsize=(6, 4))
+        from ccbench.plots import new_figure  # no pyplot: the backend stays the user's
+
+        fig, ax = new_figure(figsize=(6, 4))
         for i in range(traj.shape[1]):
             ax.plot(traj[:, i], label=f"flow {i}")
             ax.axhline(w_star[i], ls=":", color="gray")
         ax.set_xlabel("RTT")
         ax.set_ylabel("window [packets]")
         ax.legend()
-        fig.tight_layout()
         fig.savefig(plot)
-        plt.close(fig)
 
 
 def cli_vegas(
@@ -372,8 +362,9 @@ def cli_vegas(
               f"{tr.backlog_pkts[tail].max():.3f}")
     Console().print(t)
     if plot is not None:
-        plt = _plt()
-        fig, ax = plt.subplots(2, 1, figsize=(6, 5), sharex=True)
+        from ccbench.plots import new_figure  # no pyplot: the backend stays the user's
+
+        fig, ax = new_figure(2, 1, figsize=(6, 5), sharex=True)
         ax[0].plot(tr.window_at_send_pkts)
         ax[0].axhspan(wl, wh, color="green", alpha=0.2)
         ax[0].set_ylabel("window [pkts]")
@@ -381,9 +372,7 @@ def cli_vegas(
         ax[1].axhspan(ql, qh, color="green", alpha=0.2)
         ax[1].set_ylabel("backlog [pkts]")
         ax[1].set_xlabel("packet index j")
-        fig.tight_layout()
         fig.savefig(plot)
-        plt.close(fig)
 
 
 cli = cli_fast

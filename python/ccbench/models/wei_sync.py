@@ -367,21 +367,7 @@ def _print(t):
 
 
 def _savefig(fig, path):
-    fig.tight_layout()
     fig.savefig(path)
-    import matplotlib.pyplot as plt
-
-    plt.close(fig)
-
-
-def _plt():
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt
-
 
 def cli_sync(
     s: Annotated[int, typer.Option("--S", help="packets through the router in the congestion RTT, cd+B+L [packets]")] = 2000,
@@ -413,8 +399,9 @@ def cli_sync(
         t.add_row(name, f"{v:.4f}")
     _print(t)
     if plot is not None:
-        plt = _plt()
-        fig, ax = plt.subplots(figsize=(6, 4))
+        from ccbench.plots import new_figure  # no pyplot: the backend stays the user's
+
+        fig, ax = new_figure(figsize=(6, 4))
         Ks = np.unique(np.logspace(0, math.log10(s), 60).astype(int))
         Ks = Ks[L * w / (Ks * max(int(round(L)), 1)) <= 1]
         for Mv in (int(round(L)), s):
@@ -445,9 +432,10 @@ def cli_fairness(
         t.add_row(*row)
     _print(t)
     if plot is not None:
-        plt = _plt()
         grid = np.linspace(0, 1, 201)
-        fig, ax = plt.subplots(figsize=(6, 4))
+        from ccbench.plots import new_figure  # no pyplot: the backend stays the user's
+
+        fig, ax = new_figure(figsize=(6, 4))
         ax.plot(grid, fairness_convergence_lower_bound(grid, mean_window))
         ax.set_xlabel("loss synchronisation rate lambda")
         ax.set_ylabel("F lower bound [RTTs]")
@@ -474,9 +462,10 @@ def cli_throughput(
         t.add_row(c.algorithm, f"{c.fraction:.4f}", f"{c.loss:.4f}", f"{nm.fraction:.4f}", f"{nm.loss:.4f}")
     _print(t)
     if plot is not None:
-        plt = _plt()
         bufs = np.linspace(0, bdp, 41)
-        fig, ax = plt.subplots(figsize=(6, 4))
+        from ccbench.plots import new_figure  # no pyplot: the backend stays the user's
+
+        fig, ax = new_figure(figsize=(6, 4))
         for a in _ALGOS:
             ax.plot(bufs / bdp, [sync_throughput_with_buffer(a, bdp_pkts=bdp, buffer_pkts=b, n_flows=n).loss for b in bufs],
                     label=a)

@@ -222,14 +222,11 @@ def table(
 def plot(df: pd.DataFrame, path: Path) -> None:
     """Four panels (loss, RTT, jitter, 95% delay vs N), ours (solid) and paper (dashed),
     one colour per queue kind."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    from ccbench.plots import new_figure  # no pyplot: the backend stays the user's
 
     titles = {"loss_pct": "VoIP segment loss (%)", "rtt_s": "RTT (s)", "jitter_s": "jitter σ_D (s)",
               "p95_s": "95th-percentile delay (s)"}
-    fig, axes = plt.subplots(1, 4, figsize=(16, 3.8))
+    fig, axes = new_figure(1, 4, figsize=(16, 3.8))
     for ax, k in zip(axes, METRICS):
         for q, colour in (("packet", "C0"), ("byte", "C1")):
             g = df[df["queue"] == q]
@@ -244,9 +241,7 @@ def plot(df: pd.DataFrame, path: Path) -> None:
         ax.grid(alpha=0.3)
     axes[0].legend(fontsize=7)
     fig.suptitle("Brosh et al. Table 3 (VoIP, drop-tail, 3 Mbit/s, 100 ms RTT): ours vs paper")
-    fig.tight_layout()
     fig.savefig(path, dpi=120)
-    plt.close(fig)
 
 
 def run(full: bool = False, out: Path | None = None) -> pd.DataFrame:

@@ -181,12 +181,9 @@ def table(variants=tuple(VARIANTS), measure_s: float = 120.0, seeds=(1, 2, 3), l
 
 
 def plot(summ: pd.DataFrame, path: Path) -> None:
-    import matplotlib
+    from ccbench.plots import new_figure  # no pyplot: the backend stays the user's
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(8, 4))
+    fig, ax = new_figure(figsize=(8, 4))
     x = np.arange(len(summ))
     ax.bar(x - 0.2, summ["p95_s"] * 1000, 0.4, yerr=summ["p95_sd"].fillna(0) * 1000, label="95th pct, merged delivery")
     ax.bar(x + 0.2, summ["p95_nohol_s"] * 1000, 0.4, label="95th pct, no HOL (t_arrive)")
@@ -199,9 +196,7 @@ def plot(summ: pd.DataFrame, path: Path) -> None:
                     xytext=(0, 3), ha="center", fontsize=8, color="white")
     ax.legend(fontsize=8)
     ax.grid(axis="y", alpha=0.3)
-    fig.tight_layout()
     fig.savefig(path, dpi=120)
-    plt.close(fig)
 
 
 def run(full: bool = False, out: Path | None = None) -> pd.DataFrame:

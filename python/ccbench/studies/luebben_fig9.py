@@ -174,16 +174,13 @@ _NOTES = {
 
 def plot_ccdf(comps: list[pd.DataFrame], path: Path, p_buf: float | None = None) -> None:
     """Fig. 9: CCDF P[Δ > x] of each component over all seeds' messages, log-log."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    from ccbench.plots import new_figure  # no pyplot: the backend stays the user's
 
     from ccbench.analysis.distribution import ccdf
 
     allc = pd.concat(comps, ignore_index=True)
     allc = allc[allc["delivered"]]
-    fig, ax = plt.subplots(figsize=(7, 4.5))
+    fig, ax = new_figure(figsize=(7, 4.5))
     labels = {"sender": "sender stack Δ_snd", "network": "network Δ_net", "receiver": "receiver (HOL) Δ_rcv",
               "total": "end-to-end Δ_e2e"}
     for k, st in zip(COMPONENTS, ("-", "-", "-", "--")):
@@ -209,9 +206,7 @@ def plot_ccdf(comps: list[pd.DataFrame], path: Path, p_buf: float | None = None)
     ax.set_title("5 Mbit/s probe, TCP NewReno, 9 NewReno cross flows, 100 Mbit/s, 167 pkts")
     ax.grid(alpha=0.3, which="both")
     ax.legend(fontsize=8, loc="lower left")
-    fig.tight_layout()
     fig.savefig(path, dpi=120)
-    plt.close(fig)
 
 
 def table(measure_s: float = 60.0, seeds=(1,)) -> tuple[pd.DataFrame, list[pd.DataFrame]]:

@@ -304,13 +304,10 @@ def summarize(runs: pd.DataFrame) -> pd.DataFrame:
 
 def plot(table: pd.DataFrame, path: Path) -> None:
     """Grouped bars: ours vs the paper per algorithm (panel) and scheme (group)."""
-    import matplotlib
-
-    matplotlib.use("Agg", force=False)
-    import matplotlib.pyplot as plt
+    from ccbench.plots import new_figure  # no pyplot: the backend stays the user's
 
     algs = list(dict.fromkeys(table["algorithm"]))
-    fig, axes = plt.subplots(1, len(algs), figsize=(4.2 * len(algs), 3.8), sharey=True, squeeze=False)
+    fig, axes = new_figure(1, len(algs), figsize=(4.2 * len(algs), 3.8), sharey=True, squeeze=False)
     for ax, alg in zip(axes[0], algs):
         g = table[table["algorithm"] == alg]
         x = np.arange(len(g))
@@ -324,9 +321,7 @@ def plot(table: pd.DataFrame, path: Path) -> None:
     axes[0][0].set_ylabel("loss synchronisation rate λ")
     axes[0][0].legend(fontsize="small", loc="upper left")
     fig.suptitle("Loss synchronisation: ours vs Wei Tables 3.1/3.2 (100 Mbit/s, 200 ms)", fontsize="medium")
-    fig.tight_layout()
     fig.savefig(path, dpi=120)
-    plt.close(fig)
 
 
 def run(full: bool = False, out: Optional[Path] = None, workers: Optional[int] = None) -> pd.DataFrame:

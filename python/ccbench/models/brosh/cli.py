@@ -21,12 +21,9 @@ _DEFAULT_DEADLINES = [0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 1.0]
 
 def plot_ccdf(results: dict, path: Path, title: str = "") -> Path:
     """Write the delay CCDF P{D > d} of one or more results to ``path`` (PNG/SVG/PDF)."""
-    import matplotlib
+    from ccbench.plots import new_figure  # no pyplot: the backend stays the user's
 
-    matplotlib.use("Agg", force=True)
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(6.0, 4.0))
+    fig, ax = new_figure(figsize=(6.0, 4.0))
     for label, res in results.items():
         x, y = res.distribution.ccdf()
         keep = y > 0
@@ -39,10 +36,8 @@ def plot_ccdf(results: dict, path: Path, title: str = "") -> Path:
         ax.set_title(title, fontsize=9)
     if len(results) > 1 or next(iter(results), ""):
         ax.legend(fontsize=8)
-    fig.tight_layout()
     path = Path(path)
     fig.savefig(path)
-    plt.close(fig)
     return path
 
 

@@ -117,21 +117,17 @@ def cli(
         table.add_row(*r)
     Console().print(table)
     if plot is not None:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
+        from ccbench.plots import new_figure  # no pyplot: the backend stays the user's
         import numpy as np
 
         n_axis = np.arange(1, segments + 1)
         mu, s = res.mean_s[:segments], res.sd_s[:segments]
-        fig, ax = plt.subplots(figsize=(6, 4))
+        fig, ax = new_figure(figsize=(6, 4))
         ax.plot(n_axis, mu, label="E[T_n] (LB-CC)")
         ax.fill_between(n_axis, np.maximum(mu - s, 0), mu + s, alpha=0.25, label="+/- 1 sd")
         ax.set_xlabel("segments n")
         ax.set_ylabel("transfer time (s)")
         ax.set_title(f"{params.protocol}, p={params.loss:g}, RTT={params.rtt_s:g} s, K={params.w_max:g}")
         ax.legend()
-        fig.tight_layout()
         fig.savefig(plot)
-        plt.close(fig)
         Console().print(f"plot written to {plot}")
