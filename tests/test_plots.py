@@ -242,3 +242,17 @@ def test_demo_prints_voip_delay_alone_and_beside_the_download(tmp_path, capsys):
     # alone: 50 ms propagation + 200 B at 1.5 Mbit/s; beside the download: its queue
     assert down.at["before", "p95_s"] == pytest.approx(0.050 + 200 * 8 / 1.5e6, abs=2e-4)
     assert down.at["after", "p50_s"] > down.at["before", "p50_s"] + 0.03
+
+
+def test_no_module_selects_a_backend_or_uses_pyplot():
+    """Every figure of the package is drawn on its own canvas (plots.new_figure): no
+    ``matplotlib.use`` and no pyplot, which would switch or clutter a user's session."""
+    import re
+
+    bad = []
+    for path in sorted((ROOT / "python" / "ccbench").rglob("*.py")):
+        for i, line in enumerate(path.read_text().splitlines(), 1):
+            code = line.split("#", 1)[0]
+            if re.search(r"matplotlib\.use\(|import matplotlib\.pyplot|from matplotlib import pyplot", code):
+                bad.append(f"{path.relative_to(ROOT)}:{i}: {line.strip()}")
+    assert bad == []
