@@ -1,7 +1,10 @@
 """The ``ccbench`` command line.
 
-Every sub-command lives in its own module; this one assembles them and turns the
-project's own errors into one-line messages with a non-zero exit code.
+Every sub-command lives in its own module with a ``register(app)``; this one names
+them (module and the one-line summary ``ccbench --help`` lists) and builds the root
+group, which imports a command's module only when that command is used
+(:mod:`ccbench.cli.lazy`), and turns every error into one line with exit code 2
+(:mod:`ccbench.cli.errors`).
 """
 
 from __future__ import annotations
@@ -10,10 +13,36 @@ import sys
 
 import typer
 
-from ccbench.cli import bench, cc, plot, presets, run
+from ccbench.cli.lazy import LazyGroup
+
+#: command -> (module with ``register(app)``, summary for ``ccbench --help``), in the
+#: order ``ccbench --help`` lists them. A module may register several commands.
+COMMANDS: dict[str, tuple[str, str]] = {
+    "run": ("ccbench.cli.run", "Simulate a scenario and print per-flow throughput, loss and delay percentiles."),
+    "validate": ("ccbench.cli.run", "Check a scenario file without running it: units, names, topology, routes."),
+    "plot": ("ccbench.cli.plot", "Draw figures of a saved run: delay, cwnd, queue, delay decomposition."),
+    "report": ("ccbench.cli.report", "Write one self-contained HTML report of a run or a sweep."),
+    "sweep": ("ccbench.cli.sweep", "Run a scenario over a grid of values and seeds; resumable; results in one Parquet store."),
+    "query": ("ccbench.cli.query", "Query a sweep's results with SQL (DuckDB)."),
+    "cc": ("ccbench.cli.cc", "Congestion-control algorithms of the simulator and their parameters."),
+    "presets": ("ccbench.cli.presets", "List the application presets a scenario can name."),
+    "model": ("ccbench.cli.model", "Analytical models (PFTK, Mathis, Cardwell, Brosh, Weigle, Wei, Lübben)."),
+    "estimate": ("ccbench.cli.estimate", "Estimate the service curve and attainable rate of a path (Lübben & Fidler)."),
+    "reproduce": ("ccbench.cli.reproduce", "Reproduce a founding study and print our numbers next to the paper's."),
+    "probe": ("ccbench.cli.probe", "Measure a real path's loss process with UDP probes (Wei thesis §4.3)."),
+    "emu": ("ccbench.cli.emu", "Emulate a scenario with the real Linux kernel TCP (needs root)."),
+    "compare": ("ccbench.cli.compare", "Simulator vs real kernel TCP on one scenario, side by side."),
+    "bench": ("ccbench.cli.bench", "Measure simulator speed: wall time, events/s, packets/s and peak memory."),
+}
+
+
+class CcbenchGroup(LazyGroup):
+    registry = COMMANDS
+
 
 app = typer.Typer(
     name="ccbench",
+    cls=CcbenchGroup,
     help=(
         "How much delay and throughput will this traffic get over TCP?\n\n"
         "ccbench answers from one scenario file four ways: simulate (packet-level, "
@@ -30,29 +59,11 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 
-run.register(app)
-plot.register(app)
-cc.register(app)
-presets.register(app)
-bench.register(app)
 
-
-def _register_optional() -> None:
-    """Sub-commands whose modules may grow independently (models, estimator, ...)."""
-    from ccbench.cli import compare, emu, estimate, model, probe, query, report, reproduce, sweep
-
-    estimate.register(app)
-    reproduce.register(app)
-    probe.register(app)
-    emu.register(app)
-    compare.register(app)
-    model.register(app)
-    sweep.register(app)
-    query.register(app)
-    report.register(app)
-
-
-_register_optional()
+@app.callback()
+def _root() -> None:
+    # A callback makes the app a group even before any command is loaded.
+    pass
 
 
 def main() -> None:

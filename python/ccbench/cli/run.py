@@ -69,19 +69,24 @@ def validate_cmd(
 
     Prints "ok" and exits 0, or one line per problem and exits 2.
     """
-    from ccbench.backends.sim import _core
-    from ccbench.scenario import load_scenario
     import json
 
-    from ccbench.backends.sim import user_facing_error
+    from ccbench.scenario import load_scenario
 
     sc = load_scenario(scenario)
     config = sc.to_sim_config()
     try:
-        _core().validate(json.dumps(config))
-    except _core().SimConfigError as e:
+        from ccbench import _core
+    except ImportError:
+        raise fail("the simulator extension is not built; run `make setup` (or `maturin develop --release`)") from None
+    try:
+        _core.validate(json.dumps(config))
+    except _core.SimConfigError as e:
+        # backends.sim (and pandas with it) only when there is an error to explain.
+        from ccbench.backends.sim import user_facing_error
+
         raise user_facing_error(e, config) from None
-    typer.echo(f"ok: {scenario} ({len(sc.to_sim_config()['flows'])} flows)")
+    typer.echo(f"ok: {scenario} ({len(config['flows'])} flows)")
 
 
 def register(app: typer.Typer) -> None:
