@@ -162,6 +162,9 @@ def estimate_cmd(
 
     from rich.console import Console
 
+    from ccbench.cli.errors import require_extra
+
+    require_extra("arch", "ccbench estimate (the DF-GLS stationarity test)")
     from ccbench.netcal import NetcalError
     from ccbench.netcal.cli import print_estimate
     from ccbench.netcal.simprobe import SIM_PROBING

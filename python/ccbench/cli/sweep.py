@@ -37,12 +37,15 @@ def sweep_cmd(
     """
     from rich.console import Console
 
+    from ccbench.cli.errors import require_extra
     from ccbench.sweep import SweepStore, load_sweep, run_sweep
 
     if jobs is not None and jobs < 1:
         raise SweepError(f"--jobs: {jobs} is not accepted (accepted: a number of processes >= 1)")
     if jobs is not None and scheduler:
         raise SweepError("--jobs and --scheduler exclude each other (accepted: one of them)")
+    if scheduler:
+        require_extra("dask.distributed", "--scheduler")
     spec = load_sweep(sweep_file)
     target = out or Path("runs") / sweep_file.stem
     console = Console()
