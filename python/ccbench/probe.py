@@ -347,7 +347,7 @@ def run_rtt(run: Run) -> float | dict[str, float]:
              if v is not None and np.isfinite(v) and v > 0}
         if m:
             return m
-    raise ProbeError("this run has no RTT estimate (no meta.rtt_s and no flows.rtt_p50_s): give one (--rtt-ms)")
+    raise ProbeError("this run has no RTT estimate (no meta.rtt_s and no flows.rtt_p50_s): give one (--rtt)")
 
 
 def loss_burstiness_of(run: Run | str | Path, rtt_s: float | None = None, thresholds_rtt=(0.01, 1.0), label: str = ""):

@@ -22,7 +22,6 @@ import sys
 from typing import Callable
 
 import typer
-from rich.console import Console
 from rich.table import Table
 
 MS = 1_000_000
@@ -167,7 +166,7 @@ def bench_cmd(
     cc: str = typer.Option(
         ",".join(DEFAULT_CC), "--cc", help='Congestion controls for the dumbbells: names separated by commas, or "all".'
     ),
-    duration: float = typer.Option(60.0, "--duration", help="Simulated seconds per workload."),
+    duration: str = typer.Option("60s", "--duration", help='Simulated time per workload, e.g. "60s" (a bare number is seconds).'),
     repeat: int = typer.Option(5, "--repeat", "-n", help="Runs per workload (round-robin); the best wall time is reported."),
     json_out: str = typer.Option("", "--json", help="Also write the rows to this JSON file."),
     instructions: bool = typer.Option(
@@ -190,16 +189,16 @@ def bench_cmd(
 
       ccbench bench
 
-      ccbench bench -w dumbbell --cc all -n 5
+      ccbench bench -w dumbbell --cc all -n 5 --duration 10s
     """
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
     from ccbench.cli.errors import fail
+    from ccbench.cli.progress import task_progress
 
     if workload not in ("all", "udp", *BUFFERS):
         raise fail(f"--workload: {workload!r} is not a workload (accepted: udp, dumbbell, dumbbell-deep, all)")
-    if duration <= 0:
-        raise fail(f"--duration: {duration:g} is not a positive number of seconds")
+    from ccbench.cli.quantities import duration_s
+
+    duration = duration_s(duration, "--duration", legacy="s")
     if repeat < 1:
         raise fail(f"--repeat: {repeat} (accepted: 1 or more)")
     if instructions and shutil.which("valgrind") is None:
@@ -212,15 +211,12 @@ def bench_cmd(
     # hits every workload alike; the best of the repeats is reported (as `timeit`
     # does): interference only ever adds time.
     runs: list[list[dict]] = [[] for _ in jobs]
-    with Progress(
-        TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), transient=True
-    ) as progress:
-        task = progress.add_task("benchmarking", total=len(jobs) * repeat)
+    with task_progress("benchmarking", total=len(jobs) * repeat) as advance:
         for _ in range(repeat):
             for k, (name, algo, cfg) in enumerate(jobs):
-                progress.update(task, description=f"{name} {algo}".strip())
+                advance(0, f"{name} {algo}".strip())
                 runs[k].append(run_workload(cfg, instructions))
-                progress.advance(task)
+                advance()
     rows = []
     for (name, algo, _), rs in zip(jobs, runs):
         rows.append(
@@ -241,10 +237,10 @@ def bench_cmd(
     if json_out:
         with open(json_out, "w") as f:
             json.dump({"duration_s": duration, "repeat": repeat, "rows": rows}, f, indent=1)
-    # Wide enough for every column also when the output is not a terminal (CI logs).
-    console = Console()
+    from ccbench.cli.progress import output_console
+
     table = render_instructions(rows, duration) if instructions else render(rows, duration, repeat)
-    Console(width=max(console.width, 118)).print(table)
+    output_console().print(table)
 
 
 def _ratio(x: float) -> str:

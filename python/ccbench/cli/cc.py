@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import typer
-from rich.console import Console
 from rich.table import Table
 
 
@@ -24,7 +23,9 @@ def list_cmd(
         if not chosen:
             raise fail(f"no congestion control {name!r} (available: {', '.join(a['name'] for a in algos)})")
         algos = chosen
-    console = Console()
+    from ccbench.cli.progress import output_console
+
+    console = output_console()
     for a in algos:
         t = Table(title=f"[bold]{a['name']}[/bold]: {a['summary']}", caption=a["source"], title_justify="left", caption_justify="left")
         t.add_column("parameter")

@@ -7,7 +7,6 @@ import json
 from pathlib import Path
 
 import typer
-from rich.console import Console
 
 from ccbench.cli.errors import fail
 
@@ -50,8 +49,10 @@ def run_cmd(
     seed: int = typer.Option(None, "--seed", "-s", help="Run seed (default: the scenario's run.seed)."),
     out: Path = typer.Option(None, "--out", "-o", help="Directory to save the run in. Default: runs/<scenario>-emu-seed<N>."),
     no_save: bool = typer.Option(False, "--no-save", help="Print the table only; do not save the run."),
-    info_interval: float = typer.Option(1.0, "--info-interval-ms", help="TCP_INFO sampling interval in ms."),
-    spin_us: int = typer.Option(50, "--spin-us", help="The bottleneck spins this long before each departure."),
+    info_interval: str = typer.Option("1ms", "--info-interval", help='TCP_INFO sampling interval, e.g. "1ms".'),
+    spin: str = typer.Option("50us", "--spin", help='The bottleneck spins this long before each departure, e.g. "50us".'),
+    info_interval_ms: float = typer.Option(None, "--info-interval-ms", hidden=True, help="Old spelling of --info-interval, in ms."),
+    spin_us: int = typer.Option(None, "--spin-us", hidden=True, help="Old spelling of --spin, in us."),
     rt_prio: int = typer.Option(10, "--rt-prio", help="SCHED_FIFO priority of the bottleneck threads (0 = normal scheduling)."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
 ) -> None:
@@ -61,17 +62,23 @@ def run_cmd(
     """
     from ccbench.backends.emu import emulate
     from ccbench.cli.progress import sim_progress
+    from ccbench.cli.quantities import duration_s
     from ccbench.cli.run import flow_table
     from ccbench.emu import EmulationError
     from ccbench.scenario import load_scenario
 
+    # The hidden old spellings (bare ms and us) still work.
+    info_interval_s = duration_s(info_interval if info_interval_ms is None else f"{info_interval_ms}ms", "--info-interval")
+    spin_s = duration_s(spin if spin_us is None else f"{spin_us}us", "--spin", positive=False)
     sc = load_scenario(scenario)
     try:
         with sim_progress(f"emulating {scenario.name}", enabled=not quiet) as progress:
-            run = emulate(sc, seed=seed, progress=progress, info_interval=info_interval * 1e-3, spin_us=spin_us, rt_prio=rt_prio)
+            run = emulate(sc, seed=seed, progress=progress, info_interval=info_interval_s, spin_us=round(spin_s * 1e6), rt_prio=rt_prio)
     except EmulationError as e:
         raise fail(str(e))
-    console = Console()
+    from ccbench.cli.progress import output_console
+
+    console = output_console()
     target = None
     if not no_save:
         target = out or Path("runs") / f"{scenario.stem}-emu-seed{run.meta['seed']}"
@@ -86,12 +93,17 @@ def run_cmd(
 
 
 @emu_app.command("check")
-def check_cmd(as_json: bool = typer.Option(False, "--json", help="Print the findings as JSON.")) -> None:
+def check_cmd(
+    fmt: str = typer.Option("text", "--format", "-f", help="text or json."),
+    as_json: bool = typer.Option(False, "--json", hidden=True, help="Old spelling of --format json."),
+) -> None:
     """What this machine supports: root, /dev/net/tun, ip netns, the ccemu binary, congestion controls."""
     from ccbench.emu import check
 
+    if fmt not in ("text", "json"):
+        raise fail(f"--format: {fmt!r} is not accepted (accepted: text, json)")
     info = check()
-    if as_json:
+    if as_json or fmt == "json":
         typer.echo(json.dumps(info, indent=2))
     else:
         def yn(ok):

@@ -16,7 +16,6 @@ Registered by ``estimate.register(app)``.
 from __future__ import annotations
 
 import math
-import re
 from pathlib import Path
 from typing import List, Optional
 
@@ -26,47 +25,13 @@ from ccbench.fmt import fmt_number, fmt_rate
 
 __all__ = ["estimate_cmd", "register", "parse_probe_rate"]
 
-_PKT_RATE = re.compile(r"^\s*([+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?)\s*(pkts?/s|packets?/s|pps)\s*$")
-
 
 def parse_probe_rate(text: str, size_bytes: int, what: str) -> float:
     """``"1Mbit"`` -> 1e6 bit/s; ``"100pkt/s"`` -> 100 packets of ``size_bytes`` per
-    second, in bit/s. Raises :class:`NetcalError` with one line."""
-    from ccbench.netcal import NetcalError
-    from ccbench.scenario import UnitError, parse_rate
+    second, in bit/s. A bad value is the one-line error naming ``what``."""
+    from ccbench.cli.quantities import packet_rate
 
-    m = _PKT_RATE.match(str(text))
-    if m:
-        pps = float(m.group(1))
-        if not (pps > 0 and math.isfinite(pps)):
-            raise NetcalError(f"{what} {text!r} must be a positive packet rate")
-        return pps * size_bytes * 8.0
-    try:
-        return float(parse_rate(text))
-    except UnitError as e:
-        raise NetcalError(
-            f"{what} {text!r} {e}; or a packet rate such as \"100pkt/s\" (packets of --size per second)"
-        ) from None
-
-
-def _parse_size(text: str) -> int:
-    from ccbench.netcal import NetcalError
-    from ccbench.scenario import UnitError, parse_size
-
-    try:
-        return parse_size(text, positive=True)
-    except UnitError as e:
-        raise NetcalError(f"--size {text!r} {e}") from None
-
-
-def _parse_duration_s(text: str, what: str) -> float:
-    from ccbench.netcal import NetcalError
-    from ccbench.scenario import UnitError, parse_duration
-
-    try:
-        return parse_duration(text) / 1e9
-    except UnitError as e:
-        raise NetcalError(f"{what} {text!r} {e}") from None
+    return packet_rate(text, what, size_bytes) * size_bytes * 8.0
 
 
 def _load_scenario_dict(path: Path) -> dict:
@@ -160,8 +125,6 @@ def estimate_cmd(
     """
     from dataclasses import replace
 
-    from rich.console import Console
-
     from ccbench.cli.errors import require_extra
 
     require_extra("arch", "ccbench estimate (the DF-GLS stationarity test)")
@@ -171,13 +134,14 @@ def estimate_cmd(
 
     if (scenario is None) == (from_csv is None):
         raise NetcalError("give either a SCENARIO file or --from-csv FILE (exactly one)")
-    size_bytes = _parse_size(size)
-    warmup_s = _parse_duration_s(warmup if warmup is not None else ("10s" if scenario is not None else "0s"),
-                                 "--warmup")
-    spacing_s = _parse_duration_s(sample_spacing, "--sample-spacing")
-    max_train_s = _parse_duration_s(max_train, "--max-train")
-    if not max_train_s > 0:
-        raise NetcalError(f"--max-train must be a positive duration, got {max_train!r}")
+    from ccbench.cli.quantities import duration_s
+    from ccbench.cli.quantities import size_bytes as parse_size_bytes
+
+    size_bytes = parse_size_bytes(size, "--size")
+    warmup_s = duration_s(warmup if warmup is not None else ("10s" if scenario is not None else "0s"),
+                          "--warmup", positive=False)
+    spacing_s = duration_s(sample_spacing, "--sample-spacing", positive=False)
+    max_train_s = duration_s(max_train, "--max-train")
     if on_dependent not in ("accept", "stop"):
         raise NetcalError(f"--on-dependent must be accept or stop, got {on_dependent!r}")
     if not (0.0 < xi < 1.0):
@@ -196,7 +160,9 @@ def estimate_cmd(
     r_max_bps = None if r_max is None else parse_probe_rate(r_max, size_bytes, "--r-max")
     if r_acc_bps is not None and r_max_bps is not None and r_acc_bps > r_max_bps:
         raise NetcalError(f"--r-acc {r_acc} is above --r-max {r_max}")
-    console = Console()
+    from ccbench.cli.progress import output_console
+
+    console = output_console()
     if from_csv is not None:
         from ccbench.netcal import estimate_from_file
 
@@ -249,6 +215,8 @@ def _simulate(scenario, r_acc_bps, r_max_bps, xi, size_bytes, cfg, cc, ecn, dela
     if isinstance(topo, dict) and topo.get("kind", "dumbbell") == "dumbbell":
         if not any(isinstance(f, dict) and f.get("name") == PROBE_FLOW for f in data.get("flows", []) or []):
             Scenario.from_dict(trial, source=str(scenario))
+    from ccbench.cli.progress import progress_wanted
+
     err = Console(stderr=True)
     progress = Progress(
         TextColumn("[bold]probing[/bold] {task.fields[rate]}"),
@@ -257,7 +225,7 @@ def _simulate(scenario, r_acc_bps, r_max_bps, xi, size_bytes, cfg, cc, ecn, dela
         TimeElapsedColumn(),
         console=err,
         transient=True,
-        disable=quiet or not err.is_terminal,
+        disable=not progress_wanted(not quiet),
     )
     task = progress.add_task("probing", total=int(math.floor(r_max_bps / r_acc_bps + 1e-9)), rate="")
 

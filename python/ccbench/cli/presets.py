@@ -8,8 +8,9 @@ import typer
 def presets_cmd() -> None:
     """List the application presets: use one as app = { kind = "preset", name = "brosh-voip" }
     (optionally with size and interval to override the preset's)."""
-    from rich.console import Console
     from rich.table import Table
+
+    from ccbench.cli.progress import output_console
 
     from ccbench.scenario.presets import PRESETS
 
@@ -18,7 +19,7 @@ def presets_cmd() -> None:
     t.add_column("what it is")
     for name, (desc, _) in PRESETS.items():
         t.add_row(name, desc)
-    Console().print(t)
+    output_console().print(t)
 
 
 def register(app: typer.Typer) -> None:

@@ -21,7 +21,7 @@ probe_app = typer.Typer(
         "Needs the ccprobe binary (cargo build --release -p ccprobe).\n\n"
         "Examples:\n\n"
         "  ccbench probe server --port 9000\n\n"
-        "  ccbench probe client --server 127.0.0.1:9000 --packets 20000 --pattern bursty --out runs/probe1\n\n"
+        "  ccbench probe client --server 127.0.0.1:9000 --packets 20000 --rate 500pkt/s --pattern bursty --out runs/probe1\n\n"
         "  ccbench probe analyse runs/probe1 --plot loss.png"
     ),
     no_args_is_help=True,
@@ -33,8 +33,8 @@ def server_cmd(
     bind: str = typer.Option("127.0.0.1", "--bind", help="Address to listen on (TCP control and UDP probes)."),
     port: int = typer.Option(9000, "--port", help="Port (TCP and UDP); 0 picks a free one."),
     max_clients: int = typer.Option(10, "--max-clients", help="Concurrent clients (at most 10, thesis §4.3)."),
-    max_rate: float = typer.Option(1000.0, "--max-rate", help="Per-client cap, packets/s (above 1000 only on loopback); a client sending faster is stopped."),
-    idle_timeout: float = typer.Option(10.0, "--idle-timeout", help="Seconds without packets or control messages before a client is cut off."),
+    max_rate: str = typer.Option("1000pkt/s", "--max-rate", help='Per-client cap, e.g. "1000pkt/s" (above 1000 only on loopback); a client sending faster is stopped.'),
+    idle_timeout: str = typer.Option("10s", "--idle-timeout", help='Time without packets or control messages before a client is cut off, e.g. "10s".'),
     exit_after: int = typer.Option(None, "--exit-after", help="Exit after this many sessions ended (default: run until interrupted)."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No per-session log lines."),
     debug_loss: float = typer.Option(0.0, "--debug-loss", hidden=True, help="TEST ONLY: drop received probes with this probability."),
@@ -46,8 +46,11 @@ def server_cmd(
 
     Example: ccbench probe server --bind 127.0.0.1 --port 9000
     """
+    from ccbench.cli.quantities import duration_s, packet_rate
     from ccbench.probe import ProbeError, find_ccprobe, server_args
 
+    max_rate = packet_rate(max_rate, "--max-rate", None, legacy=True)
+    idle_timeout = duration_s(idle_timeout, "--idle-timeout", legacy="s")
     try:
         exe = find_ccprobe()
     except ProbeError as e:
@@ -70,11 +73,11 @@ def server_cmd(
 def client_cmd(
     server: str = typer.Option(..., "--server", help="Probe server as HOST:PORT.", show_default=False),
     packets: int = typer.Option(10_000, "--packets", "-n", help="Number of UDP test packets."),
-    size: int = typer.Option(48, "--size", help="Packet size in bytes, 48 (header only) to 400 (thesis: no fragmentation at MTU 500)."),
-    rate: float = typer.Option(500.0, "--rate", help="Average sending rate, packets/s (default half the thesis's limit of 1 per ms)."),
+    size: str = typer.Option("48B", "--size", help='Packet size, "48B" (header only) to "400B" (thesis: no fragmentation at MTU 500).'),
+    rate: str = typer.Option("500pkt/s", "--rate", help='Average sending rate: packets, e.g. "500pkt/s" (default half the thesis\'s limit of 1 per ms), or bits, e.g. "200kbit".'),
     pattern: str = typer.Option("smooth", "--pattern", help="smooth (paced CBR) or bursty (TCP-like: rate x period packets back-to-back every period)."),
-    burst_period: float = typer.Option(0.1, "--burst-period", help="On/off period of the bursty pattern, s (an 'RTT'; at most 0.2)."),
-    max_rate: float = typer.Option(1000.0, "--max-rate", help="Hard cap on --rate, packets/s (above 1000 only towards loopback)."),
+    burst_period: str = typer.Option("100ms", "--burst-period", help='On/off period of the bursty pattern (an \'RTT\'; at most "200ms").'),
+    max_rate: str = typer.Option("1000pkt/s", "--max-rate", help='Hard cap on --rate, e.g. "1000pkt/s" (above 1000 only towards loopback).'),
     seed: int = typer.Option(1, "--seed", help="Seed of the random padding."),
     out: Path = typer.Option(None, "--out", "-o", help="Run directory to write. Default: runs/probe-<date>-<time>."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="Print nothing but errors."),
@@ -83,10 +86,16 @@ def client_cmd(
 
     Example: ccbench probe client --server 127.0.0.1:9000 --packets 20000 --out runs/probe1
     """
+    from ccbench.cli.quantities import duration_s, packet_rate, size_bytes
     from ccbench.probe import ProbeError, probe
 
     if pattern not in ("smooth", "bursty"):
         raise fail(f"--pattern: expected smooth or bursty, got {pattern!r}")
+    # Bare numbers are the options' old spellings: bytes, packets/s and seconds.
+    size = size_bytes(size, "--size", legacy=True)
+    rate = packet_rate(rate, "--rate", size, legacy=True)
+    max_rate = packet_rate(max_rate, "--max-rate", None, legacy=True)
+    burst_period = duration_s(burst_period, "--burst-period", legacy="s")
     target = out or Path("runs") / time.strftime("probe-%Y%m%d-%H%M%S")
     try:
         run = probe(server, out=target, packets=packets, size=size, rate=rate, pattern=pattern,
@@ -108,7 +117,8 @@ def client_cmd(
 def analyse_cmd(
     run_dir: Path = typer.Argument(..., help="Run directory (simulator, emulator or probe).", show_default=False),
     plot: Path = typer.Option(None, "--plot", help="Write the CDF/PDF figure (Wei Figs 3.1-3.3) to this .png or .svg."),
-    rtt_ms: float = typer.Option(None, "--rtt-ms", help="Normalise by this RTT (default: the probe's minimum RTT, or each flow's median RTT)."),
+    rtt: str = typer.Option(None, "--rtt", help='Normalise by this RTT, e.g. "50ms" (default: the probe\'s minimum RTT, or each flow\'s median RTT).', show_default=False),
+    rtt_ms: float = typer.Option(None, "--rtt-ms", hidden=True, help="Old spelling of --rtt, in ms."),
 ) -> None:
     """Loss-process burstiness: fraction of loss intervals within 1 % of an RTT and
     within 1 RTT, against a Poisson process of the same rate.
@@ -118,10 +128,15 @@ def analyse_cmd(
     from ccbench.analysis import AnalysisError, plot_loss_burstiness
     from ccbench.probe import ProbeError, loss_burstiness_of
 
-    if rtt_ms is not None and not rtt_ms > 0:
-        raise fail(f"--rtt-ms: must be > 0, got {rtt_ms}")
+    from ccbench.cli.quantities import duration_s
+
+    if rtt is not None and rtt_ms is not None:
+        raise fail("--rtt and --rtt-ms are the same option (accepted: one of them)")
+    if rtt_ms is not None:
+        rtt = f"{rtt_ms}ms"
+    rtt_s = None if rtt is None else duration_s(rtt, "--rtt")
     try:
-        lb = loss_burstiness_of(run_dir, rtt_s=None if rtt_ms is None else rtt_ms * 1e-3, label=run_dir.name)
+        lb = loss_burstiness_of(run_dir, rtt_s=rtt_s, label=run_dir.name)
         if plot is not None:
             plot_loss_burstiness(lb, plot)
     except (ProbeError, AnalysisError, FileNotFoundError) as e:

@@ -47,8 +47,9 @@ def query_cmd(
     if fmt == "json":
         typer.echo(df.to_json(orient="records", indent=1))
         return
-    from rich.console import Console
     from rich.table import Table
+
+    from ccbench.cli.progress import output_console
 
     t = Table(title=f"{sweep_dir}: {len(df)} rows", title_justify="left")
     for c in df.columns:
@@ -59,7 +60,7 @@ def query_cmd(
         t.add_row(*[_cell(v) for v in row])
     if limit and len(df) > limit:
         t.caption = f"first {limit} of {len(df)} rows (--limit 0 for all, --format csv for a file)"
-    Console().print(t)
+    output_console().print(t)
 
 
 def _cell(v) -> str:

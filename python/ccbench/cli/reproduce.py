@@ -10,18 +10,31 @@ import typer
 from ccbench.cli.errors import fail
 
 
+def study_table(df, title: str):
+    """The ours-versus-paper table: fits the console width (100 columns when not a
+    terminal); long headers and cells wrap inside their column instead of being cut."""
+    from rich.table import Table
+
+    t = Table(title=title, title_justify="left")
+    for c in df.columns:
+        numeric = df[c].dtype.kind in "iuf"
+        t.add_column(str(c), justify="right" if numeric else "left", overflow="fold")
+    for row in df.itertuples(index=False):
+        t.add_row(*[f"{v:.4g}" if isinstance(v, float) else str(v) for v in row])
+    return t
+
+
 def reproduce_cmd(
     study: str = typer.Argument(..., help="Study to reproduce; `ccbench reproduce list` lists them.", show_default=False),
     full: bool = typer.Option(False, "--full", help="The paper's full size (long); default: a reduced size that runs in minutes."),
     out: Path = typer.Option(None, "--out", "-o", help="Directory for the table (CSV) and figures (default runs/reproduce-STUDY)."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress line."),
 ) -> None:
     """Reproduce a founding study and print our numbers next to the paper's.
 
     Example: ccbench reproduce wei-sync --out runs/wei
     """
-    from rich.console import Console
-    from rich.table import Table
-
+    from ccbench.cli.progress import output_console, task_progress
     from ccbench.studies import STUDIES
 
     if study == "list":
@@ -34,13 +47,11 @@ def reproduce_cmd(
     mod = importlib.import_module(STUDIES[study])
     target = out or Path("runs") / f"reproduce-{study}"
     target.mkdir(parents=True, exist_ok=True)
-    df = mod.run(full=full, out=target)
-    t = Table(title=f"{study}: ours vs paper ({'full' if full else 'reduced'} size)", title_justify="left")
-    for c in df.columns:
-        t.add_column(str(c), justify="right")
-    for row in df.itertuples(index=False):
-        t.add_row(*[f"{v:.4g}" if isinstance(v, float) else str(v) for v in row])
-    Console(width=None if Console().is_terminal else 140).print(t)
+    size = "full" if full else "reduced"
+    with task_progress(f"reproducing {study}", enabled=not quiet) as advance:
+        advance(0, f"({size} size; tables and figures to {target})")
+        df = mod.run(full=full, out=target)
+    output_console().print(study_table(df, f"{study}: ours vs paper ({size} size)"))
     typer.echo(f"table and figures in {target}")
 
 

@@ -5,19 +5,21 @@ from __future__ import annotations
 from pathlib import Path
 
 import typer
-from rich.console import Console
-from rich.table import Table
 
 from ccbench.cli.errors import fail
 from ccbench.fmt import fmt_pct, fmt_rate, fmt_time
 
 
-def flow_table(run, title: str) -> Table:
-    """The per-flow table ``ccbench run`` prints."""
+def flow_table(run, title: str):
+    """The per-flow table ``ccbench run`` prints (fits 100 columns; long flow names
+    fold rather than widen it)."""
+    from rich.table import Table
+
     t = Table(title=title, title_justify="left")
     t.caption = "delay = t_deliver - t_write per message"
     for col in ("flow", "transport", "goodput", "loss", "p50", "p95", "p99", "max"):
-        t.add_column(col, justify="left" if col in ("flow", "transport") else "right", no_wrap=True)
+        text = col in ("flow", "transport")
+        t.add_column(col, justify="left" if text else "right", no_wrap=not text, overflow="fold")
     for r in run.flows.itertuples(index=False):
         transport = r.transport if not getattr(r, "cc", "") else f"{r.transport}/{r.cc}"
         t.add_row(
@@ -48,7 +50,9 @@ def run_cmd(
     sc = load_scenario(scenario)
     with sim_progress(f"simulating {scenario.name}", enabled=not quiet) as progress:
         run = simulate(sc, seed=seed, progress=progress)
-    console = Console(width=None if Console().is_terminal else 120)
+    from ccbench.cli.progress import output_console
+
+    console = output_console()
     if not no_save:
         target = out or Path("runs") / f"{scenario.stem}-seed{run.meta['seed']}"
         run.save(target)

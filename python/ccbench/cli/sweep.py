@@ -35,9 +35,8 @@ def sweep_cmd(
 
     Example: ccbench sweep examples/sweep_droprules.toml --jobs 4 --out runs/droprules
     """
-    from rich.console import Console
-
     from ccbench.cli.errors import require_extra
+    from ccbench.cli.progress import output_console
     from ccbench.sweep import SweepStore, load_sweep, run_sweep
 
     if jobs is not None and jobs < 1:
@@ -48,7 +47,7 @@ def sweep_cmd(
         require_extra("dask.distributed", "--scheduler")
     spec = load_sweep(sweep_file)
     target = out or Path("runs") / sweep_file.stem
-    console = Console()
+    console = output_console()
     if dry_run:
         store = SweepStore(target)
         from rich.table import Table
