@@ -19,6 +19,7 @@ import shutil
 import statistics
 import subprocess
 import sys
+from pathlib import Path
 from typing import Callable
 
 import typer
@@ -168,13 +169,15 @@ def bench_cmd(
     ),
     duration: str = typer.Option("60s", "--duration", help='Simulated time per workload, e.g. "60s" (a bare number is seconds).'),
     repeat: int = typer.Option(5, "--repeat", "-n", help="Runs per workload (round-robin); the best wall time is reported."),
-    json_out: str = typer.Option("", "--json", help="Also write the rows to this JSON file."),
+    out: Path = typer.Option(None, "--out", "-o", help="Also write the rows to bench.json in this directory.", show_default=False),
+    json_out: str = typer.Option("", "--json", hidden=True, help="Old spelling: the JSON file itself."),
     instructions: bool = typer.Option(
         False,
         "--instructions",
         help="Count the simulator's instructions under valgrind (one run each, ~50x slower) "
         "instead of timing: exact and repeatable on a loaded or shared machine.",
     ),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
 ) -> None:
     """Measure simulator speed: wall time, events/s, bottleneck packets/s and peak memory.
 
@@ -211,7 +214,7 @@ def bench_cmd(
     # hits every workload alike; the best of the repeats is reported (as `timeit`
     # does): interference only ever adds time.
     runs: list[list[dict]] = [[] for _ in jobs]
-    with task_progress("benchmarking", total=len(jobs) * repeat) as advance:
+    with task_progress("benchmarking", total=len(jobs) * repeat, enabled=not quiet) as advance:
         for _ in range(repeat):
             for k, (name, algo, cfg) in enumerate(jobs):
                 advance(0, f"{name} {algo}".strip())
@@ -234,6 +237,9 @@ def bench_cmd(
             }
         )
     summarize(rows)
+    if out is not None:
+        out.mkdir(parents=True, exist_ok=True)
+        json_out = str(out / "bench.json")
     if json_out:
         with open(json_out, "w") as f:
             json.dump({"duration_s": duration, "repeat": repeat, "rows": rows}, f, indent=1)

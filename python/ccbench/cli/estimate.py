@@ -98,10 +98,10 @@ def estimate_cmd(
     warmup: Optional[str] = typer.Option(
         None, "--warmup", help='SCENARIO: simulated time before each measured train (default "10s"). '
         '--from-csv: time dropped from the start of each train (default "0s").'),
-    seed: Optional[int] = typer.Option(None, "--seed", help="Simulation seed (default: the scenario's run.seed); "
+    seed: Optional[int] = typer.Option(None, "--seed", "-s", help="Simulation seed (default: the scenario's run.seed); "
                                        "also seeds the random sampling (default 0)."),
-    time_scale: Optional[List[float]] = typer.Option(None, "--time-scale", help="Time scale in s to print "
-                                                     "(repeatable)."),
+    time_scale: Optional[List[str]] = typer.Option(None, "--time-scale", help='Time scale to print, e.g. "100ms" '
+                                                   "(repeatable; a bare number is seconds)."),
     plot: Optional[Path] = typer.Option(None, "--plot", help="Write alpha~(t) to this .png or .svg."),
     trace: Optional[Path] = typer.Option(None, "--trace", help="Arrival trace CSV (t_s, bytes): delay bounds."),
     save_probes: Optional[Path] = typer.Option(
@@ -142,6 +142,7 @@ def estimate_cmd(
                           "--warmup", positive=False)
     spacing_s = duration_s(sample_spacing, "--sample-spacing", positive=False)
     max_train_s = duration_s(max_train, "--max-train")
+    scales = [duration_s(t, "--time-scale", legacy="s") for t in time_scale or []]
     if on_dependent not in ("accept", "stop"):
         raise NetcalError(f"--on-dependent must be accept or stop, got {on_dependent!r}")
     if not (0.0 < xi < 1.0):
@@ -177,7 +178,7 @@ def estimate_cmd(
         if save_probes is not None:
             save_probes.parent.mkdir(parents=True, exist_ok=True)
             probes.to_csv(save_probes, index=False, float_format="%.17g")
-    print_estimate(console, est, time_scale, plot, trace)
+    print_estimate(console, est, scales or None, plot, trace)
     if est.probing is not None:
         largest = float(est.rates_bps.max())
         console.print(f"largest stationary rate {fmt_rate(largest)} = {_fmt_pps(largest, size_bytes)} "

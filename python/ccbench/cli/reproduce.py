@@ -12,15 +12,21 @@ from ccbench.cli.errors import fail
 
 def study_table(df, title: str):
     """The ours-versus-paper table: fits the console width (100 columns when not a
-    terminal); long headers and cells wrap inside their column instead of being cut."""
+    terminal); long headers and cells wrap inside their column instead of being cut
+    (snake_case headers at their words)."""
     from rich.table import Table
 
     t = Table(title=title, title_justify="left")
-    for c in df.columns:
+    cells = [[f"{v:.4g}" if isinstance(v, float) else str(v) for v in row] for row in df.itertuples(index=False)]
+    for k, c in enumerate(df.columns):
         numeric = df[c].dtype.kind in "iuf"
-        t.add_column(str(c), justify="right" if numeric else "left", overflow="fold")
-    for row in df.itertuples(index=False):
-        t.add_row(*[f"{v:.4g}" if isinstance(v, float) else str(v) for v in row])
+        # A number column is as wide as its widest number (at least 10): its header
+        # wraps, and the room left goes to the text columns.
+        widest = max((len(row[k]) for row in cells), default=0)
+        t.add_column(str(c).replace("_", " "), justify="right" if numeric else "left", overflow="fold",
+                     max_width=max(widest, 10) if numeric else None)
+    for row in cells:
+        t.add_row(*row)
     return t
 
 
