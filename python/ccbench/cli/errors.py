@@ -228,7 +228,9 @@ def usage_line(e: BaseException) -> str:
             return f"{where}missing {kind} ({message})" if message else f"{where}missing {kind}"
         help_text = " ".join(str(getattr(param, "help", "") or "").split())
         more = f": {help_text}" if help_text else ""
-        return f"{where}missing {kind} {_param_name(param)} ({accepted(param)}){more}"
+        what = accepted(param)
+        what = f" ({what})" if what != "text" else ""
+        return f"{where}missing {kind} {_param_name(param)}{what}{more}"
     if "BadParameter" in names and param is not None:
         value = _bad_value(e)
         if value is not None:
