@@ -225,7 +225,7 @@ def test_cli_pkt_rates(tmp_path: Path, tiny: Path):
         (["--r-acc", "4Mbit", "--r-max", "2Mbit"], "--r-acc 4Mbit is above --r-max 2Mbit"),
         (["--r-acc", "5parsec", "--r-max", "2Mbit"], "unknown unit 'parsec'"),
         (["--r-acc", "1Mbit", "--r-max", "2Mbit", "--on-dependent", "maybe"], "--on-dependent must be accept or stop"),
-        (["--r-acc", "1Mbit", "--r-max", "2Mbit", "--size", "12b"], "--size '12b'"),
+        (["--r-acc", "1Mbit", "--r-max", "2Mbit", "--size", "12b"], "--size: '12b'"),
         (["--r-acc", "1Mbit", "--r-max", "2Mbit", "--xi", "2"], "--xi must lie in the open interval"),
         (["--r-acc", "1Mbit"], "needs --r-acc and --r-max"),
         (["--r-acc", "1Mbit", "--r-max", "2Mbit", "--cc", "nosuchcc"], "unknown congestion control"),

@@ -81,8 +81,8 @@ def packet_rate(text: str, option: str, size: int | None, *, legacy: bool = Fals
 
         try:
             pps = parse_rate(text) / (8.0 * size)
-        except UnitError:
-            raise fail(f"{option}: {text!r} is not a packet or bit rate (accepted: {PKT_RATE_ACCEPTED})") from None
+        except UnitError as e:
+            raise fail(f"{option}: {text!r} {e}; or a packet rate such as \"500pkt/s\" (packets of --size)") from None
     if not (pps > 0 and math.isfinite(pps)):
         raise fail(f"{option}: {text!r} is not a positive rate (accepted: {PKT_RATE_ACCEPTED})")
     return pps
