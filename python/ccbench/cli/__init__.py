@@ -20,7 +20,7 @@ from ccbench.cli.lazy import LazyGroup
 COMMANDS: dict[str, tuple[str, str]] = {
     "run": ("ccbench.cli.run", "Simulate a scenario and print per-flow throughput, loss and delay percentiles."),
     "validate": ("ccbench.cli.run", "Check a scenario file without running it: units, names, topology, routes."),
-    "plot": ("ccbench.cli.plot", "Draw figures of a saved run: delay, cwnd, queue, delay decomposition."),
+    "plot": ("ccbench.cli.plot", "Draw figures of a saved run: goodput, delay CDF and CCDF, cwnd, queue, delay decomposition."),
     "report": ("ccbench.cli.report", "Write one self-contained HTML report of a run or a sweep."),
     "sweep": ("ccbench.cli.sweep", "Run a scenario over a grid of values and seeds; resumable; results in one Parquet store."),
     "query": ("ccbench.cli.query", "Query a sweep's results with SQL (DuckDB)."),

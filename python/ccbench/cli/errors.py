@@ -33,6 +33,7 @@ USER_ERRORS: tuple[tuple[str, str], ...] = (
     ("ccbench.netcal.errors", "NetcalError"),
     ("ccbench.analysis._common", "AnalysisError"),
     ("ccbench.probe", "ProbeError"),
+    ("ccbench.plots", "PlotError"),
 )
 
 #: Optional dependency stacks (pyproject ``[project.optional-dependencies]``): the
