@@ -256,3 +256,15 @@ def test_no_module_selects_a_backend_or_uses_pyplot():
             if re.search(r"matplotlib\.use\(|import matplotlib\.pyplot|from matplotlib import pyplot", code):
                 bad.append(f"{path.relative_to(ROOT)}:{i}: {line.strip()}")
     assert bad == []
+
+
+def test_delivered_rate_sums_the_connections_of_a_flow():
+    """A flow over two sockets: each socket's counter is interpolated on its own."""
+    from ccbench.analysis import delivered_rate_series
+
+    t = np.arange(0.0, 2.01, 0.1)
+    cwnd = pd.concat([pd.DataFrame({"flow": "f", "conn": k, "t": t, "delivered_pkts": (k + 1) * 10 * t})
+                      for k in (0, 1)]).sort_values("t", kind="stable")
+    r = delivered_rate_series(cwnd, 1.0, 1000.0)
+    # 10 + 20 packets/s of 1000 B = 240 kbit/s in each bin
+    np.testing.assert_allclose(r["f"], [240e3, 240e3])

@@ -78,7 +78,7 @@ def delivered_rate_series(
     counter of the ``cwnd`` table (for flows without message rows, e.g. bulk TCP).
 
     The counter is linearly interpolated at the bin edges (held constant before the
-    first / after the last sample); rate of bin k = ``8 · pkt_bytes · ΔN_k / bin_s``
+    first / after the last sample), per connection (``conn``) and summed; rate of bin k = ``8 · pkt_bytes · ΔN_k / bin_s``
     (bit/s). ``t_end_s`` defaults to the last sample time. Same layout as
     :func:`goodput_series`.
     """
@@ -91,8 +91,13 @@ def delivered_rate_series(
     edges = _edges(float(t_start_s), float(t_end_s), bin_s)
     out = {}
     for name in names:
-        c = rows_of(cwnd, name).sort_values("t", kind="stable")
-        n = np.interp(edges, c["t"].to_numpy(dtype=float), c["delivered_pkts"].to_numpy(dtype=float))
+        rows = rows_of(cwnd, name)
+        # the counter is per socket: a flow over several connections sums its sockets
+        socks = [g for _, g in rows.groupby("conn", sort=True)] if "conn" in rows.columns else [rows]
+        n = np.zeros(edges.size)
+        for c in socks:
+            c = c.sort_values("t", kind="stable")
+            n += np.interp(edges, c["t"].to_numpy(dtype=float), c["delivered_pkts"].to_numpy(dtype=float))
         out[name] = 8.0 * pkt_bytes * np.diff(n) / bin_s
     return pd.DataFrame(out, index=pd.Index(edges[:-1], name="t_s"))
 
