@@ -113,8 +113,8 @@ def test_nothing_to_plot_and_unknown_names(run):
 
     with pytest.raises(NothingToPlot, match=r"^no delay samples: flow 'download' is a bulk TCP flow without messages$"):
         run.plot.delay(flows="download")
-    with pytest.raises(NothingToPlot, match=r"^no cwnd samples: flow 'voip.down' is a UDP flow \(no congestion window\); "
-                                            r"flow 'voip.up' is a UDP flow"):
+    with pytest.raises(NothingToPlot, match=r"^no cwnd samples: flows 'voip.down' and 'voip.up' are UDP flows "
+                                            r"\(no congestion window\)$"):
         run.plot.cwnd(flows="voip")  # a scenario name selects voip.down and voip.up
     with pytest.raises(UnknownSelection, match=r"flow 'video' is not in this run \(flows: voip.down, voip.up, download\)"):
         run.plot.goodput(flows=["voip", "video"])

@@ -126,7 +126,7 @@ def test_run_report_has_scenario_flows_and_figures(run_html):
     html = run_html.read_text()
     page = parse(html)
     assert page.figures == ["goodput", "delay", "queue"]  # no TCP flow: no cwnd figure, a note instead
-    assert "cwnd: not drawn: no cwnd samples: flow &#x27;load&#x27; is a UDP flow (no congestion window)" in html
+    assert "cwnd: not drawn: no cwnd samples: flows &#x27;load&#x27; and &#x27;voip&#x27; are UDP flows (no congestion window)" in html
     assert {"run", "flows", "figures", "scenario", "drops"} <= set(page.sections)
     assert page.external == [] and page.scripts == 0
     assert all(img["src"].startswith("data:image/svg+xml;base64,") for img in page.images)

@@ -175,6 +175,26 @@ def _limit(q: dict[str, Any]) -> dict[str, Any]:
     return {"qdisc": kind, "limit": q.get("limit", default), "limit_unit": "pkt"}
 
 
+#: (flow, what is true of it, the same said of several flows)
+Reason = tuple[str, str, str]
+
+
+def explain(reasons: list[Reason]) -> str:
+    """One line for the flows left out of a figure, flows with the same reason together:
+    ``flow 'a' is a UDP flow (...)``, ``flows 'b' and 'c' are bulk TCP flows ...``."""
+    groups: dict[tuple[str, str], list[str]] = {}
+    for name, one, many in reasons:
+        groups.setdefault((one, many), []).append(name)
+    parts = []
+    for (one, many), names in groups.items():
+        if len(names) == 1:
+            parts.append(f"flow {names[0]!r} {one}")
+        else:
+            listed = ", ".join(repr(n) for n in names[:-1]) + f" and {names[-1]!r}"
+            parts.append(f"flows {listed} {many}")
+    return "; ".join(parts)
+
+
 class RunPlots:
     """The figures of one run (``run.plot``)."""
 
@@ -195,14 +215,15 @@ class RunPlots:
         return names
 
     def select_flows(self, flows: str | Iterable[str] | None) -> list[str]:
-        """The flows named (exact run names, or a scenario name for its ``name.*``
-        flows); all flows for None. Unknown names raise :class:`UnknownSelection`."""
+        """The flows named (exact run names, or a scenario name for its ``name.*`` and
+        ``name[i]`` flows); all flows for None. Unknown names raise :class:`UnknownSelection`."""
         known = self.flow_names()
         if flows is None:
             return known
         out: list[str] = []
         for f in [flows] if isinstance(flows, str) else [str(x) for x in flows]:
-            hits = [f] if f in known else [k for k in known if k.startswith(f + ".")]
+            # "voip" is voip.down and voip.up (direction = "both"), "web" is web[0], web[1], ...
+            hits = [f] if f in known else [k for k in known if k.startswith((f + ".", f + "["))]
             if not hits:
                 raise UnknownSelection(f"flow {f!r} is not in this run (flows: {', '.join(known) or 'none'})")
             out += [h for h in hits if h not in out]
@@ -229,14 +250,16 @@ class RunPlots:
         row = self._flow_row(name)
         return str(row["transport"]) if row is not None and "transport" in row.index else ""
 
-    def _why_no_messages(self, name: str, rows: pd.DataFrame) -> str:
+    def _why_no_messages(self, name: str, rows: pd.DataFrame) -> "Reason":
         if len(rows) == 0:
             if self._app_kind(name) == "bulk":
-                return f"flow {name!r} is a bulk {self._transport(name).upper() or 'TCP'} flow without messages"
-            return f"flow {name!r} wrote no message"
-        return f"flow {name!r} delivered none of its {len(rows)} messages"
+                t = self._transport(name).upper() or "TCP"
+                return (name, f"is a bulk {t} flow without messages", f"are bulk {t} flows without messages")
+            return (name, "wrote no message", "wrote no message")
+        n = len(rows)
+        return (name, f"delivered none of its {n} messages", f"delivered none of their {n} messages each")
 
-    def _delays(self, name: str, component: str) -> tuple[np.ndarray, Optional[str]]:
+    def _delays(self, name: str, component: str) -> tuple[np.ndarray, Optional["Reason"]]:
         """Finite delays (s) of one flow's messages, or the reason there are none."""
         p = self.run.packets
         rows = p[(p["flow"].astype(str) == name).to_numpy()]
@@ -265,7 +288,7 @@ class RunPlots:
         end = self._duration_s()
         bin_s = nice_bin(end) if bin is None else seconds(bin, "bin")
         names = self.select_flows(flows)
-        cols, self.notes = {}, []
+        cols, why, self.notes = {}, [], []
         p, c = self.run.packets, self.run.cwnd
         for name in names:
             rows = p[(p["flow"].astype(str) == name).to_numpy()]
@@ -284,9 +307,10 @@ class RunPlots:
             if len(rows) or len(crow):
                 cols[name] = pd.Series(0.0, index=pd.Index(np.arange(0.0, end, bin_s), name="t_s"))
             else:
-                self.notes.append(f"no goodput samples: {self._why_no_messages(name, rows)}")
+                why.append(self._why_no_messages(name, rows))
         if not cols:
-            raise NothingToPlot("no goodput samples: " + "; ".join(n.split(": ", 1)[1] for n in self.notes))
+            raise NothingToPlot(f"no goodput samples: {explain(why)}")
+        self.notes = [f"no goodput samples: {explain(why)}"] if why else []
         return pd.DataFrame(cols)
 
     def goodput(self, flows: str | Iterable[str] | None = None, bin: Any = None, path: str | Path | None = None):
@@ -324,8 +348,8 @@ class RunPlots:
             else:
                 why.append(reason)
         if not out:
-            raise NothingToPlot(f"no delay samples: {'; '.join(why)}")
-        self.notes = [f"no delay samples: {w}" for w in why]
+            raise NothingToPlot(f"no delay samples: {explain(why)}")
+        self.notes = [f"no delay samples: {explain(why)}"] if why else []
         return out
 
     def delay(self, flows: str | Iterable[str] | None = None, component: str = "total", path: str | Path | None = None):
@@ -389,7 +413,7 @@ class RunPlots:
             name = sel[0]
         total, why = self._delays(name, "total")
         if why:
-            raise NothingToPlot(f"no delay samples: {why}")
+            raise NothingToPlot(f"no delay samples: {explain([why])}")
         fig, ax = new_figure(figsize=(6.8, 4.0))
         for label, comp, ls in (("sender stack", "sender", "-"), ("network", "network", "-"),
                                 ("receiver (HOL)", "receiver", "-"), ("total", "total", "--")):
@@ -427,12 +451,13 @@ class RunPlots:
             if len(rows):
                 drawn.append((name, rows))
             elif self._transport(name) == "udp":
-                why.append(f"flow {name!r} is a UDP flow (no congestion window)")
+                why.append((name, "is a UDP flow (no congestion window)", "are UDP flows (no congestion window)"))
             else:
-                why.append(f"flow {name!r} has no TCP state samples (run.state_sample off?)")
+                why.append((name, "has no TCP state samples (run.state_sample off?)",
+                            "have no TCP state samples (run.state_sample off?)"))
         if not drawn:
-            raise NothingToPlot(f"no cwnd samples: {'; '.join(why)}")
-        self.notes = [f"no cwnd samples: {w}" for w in why]
+            raise NothingToPlot(f"no cwnd samples: {explain(why)}")
+        self.notes = [f"no cwnd samples: {explain(why)}"] if why else []
         fig, ax = new_figure(figsize=(7.5, 4.0))
         for name, rows in drawn:
             conns = sorted(pd.unique(rows["conn"])) if "conn" in rows.columns else [None]
@@ -445,6 +470,7 @@ class RunPlots:
         ax.set_xlabel("time (s)")
         ax.set_ylabel("packets")
         ax.set_ylim(bottom=0)
+        ax.set_xlim(0, self._duration_s())
         ax.set_title("cwnd (solid) and ssthresh (dashed)", fontsize="medium")
         ax.grid(True, alpha=0.3)
         legend(fig, ax)
@@ -476,25 +502,32 @@ class RunPlots:
         for ax, name in zip(axs[:, 0], names):
             self._queue_panel(ax, q[(q["link"].astype(str) == name).to_numpy()], name, info.get(name, {}), unit)
         axs[-1, 0].set_xlabel("time (s)")
+        axs[-1, 0].set_xlim(0, self._duration_s())
         return _finish(fig, path)
 
     def _queue_panel(self, ax, sel: pd.DataFrame, name: str, li: dict[str, Any], unit: Optional[str]) -> None:
         u = unit or ("pkts" if li.get("limit_unit") == "pkt" else "bytes")
         y = sel[f"backlog_{u}"].to_numpy(dtype=float)
         t = sel["t"].to_numpy(dtype=float)
+        from matplotlib.ticker import MaxNLocator
+
         ax.plot(t, y, lw=0.8, color="C0", label="backlog")
+        ax.yaxis.set_major_locator(MaxNLocator(integer=True))  # whole bytes or packets
         ax.set_ylabel(f"backlog ({'packets' if u == 'pkts' else 'bytes'})")
         ax.grid(True, alpha=0.3)
+        ymax = float(np.nanmax(y)) if y.size else 0.0
+        top = max(ymax * 1.08, 1.0)  # an empty queue still gets an axis of whole bytes/packets
+        if ymax == 0:
+            ax.text(0.5, 0.5, "empty for the whole run", transform=ax.transAxes, ha="center", va="center", color="0.4")
         limit, lunit = li.get("limit"), li.get("limit_unit")
         title = name
         if limit is not None:
             ltext = f"{limit} packets" if lunit == "pkt" else fmt_bytes(limit)
             title += f"  ({li.get('qdisc', '?')}, limit {ltext})"
-            if (lunit == "pkt") == (u == "pkts") and limit <= 4 * max(float(np.nanmax(y)) if y.size else 0.0, 1.0):
+            if (lunit == "pkt") == (u == "pkts") and limit <= 4 * max(ymax, 1.0):
                 ax.axhline(limit, color="C3", lw=1.0, ls="--", label=f"limit {ltext}")
-                ax.set_ylim(0, limit * 1.08)
-            else:
-                ax.set_ylim(bottom=0)
+                top = limit * 1.08
+        ax.set_ylim(0, top)
         rate = li.get("rate_bps")
         if rate and math.isfinite(rate):
             title += f", {fmt_rate(rate)}"

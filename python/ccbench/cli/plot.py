@@ -28,7 +28,7 @@ def plot_cmd(
         help=f"Figure to draw, repeatable: {', '.join(WHAT)}. Default: {', '.join(DEFAULT_WHAT)} (those the run has data for)."),
     flow: Optional[List[str]] = typer.Option(
         None, "--flow", show_default=False, metavar="FLOW",
-        help="Only this flow, repeatable; a scenario name selects all its flows (voip: voip.down and voip.up)."),
+        help="Only this flow, repeatable; a scenario name selects all its flows (voip: voip.down and voip.up; web: web[0], web[1], ...)."),
     link: Optional[List[str]] = typer.Option(None, "--link", show_default=False, metavar="LINK", help="Queue figure: only this link, repeatable."),
     bin: Optional[str] = typer.Option(
         None, "--bin", show_default=False, metavar="DURATION",
@@ -107,17 +107,17 @@ def _decomposition(plots, flows, target: Path, fmt: str) -> list[Path]:
         return [path]
     from ccbench.plots import NothingToPlot
 
-    paths, why = [], []
+    paths, skipped = [], []
     for f in flows:
         try:
             path = target / f"decomposition-{f}.{fmt}"
             plots.decomposition(flow=f, path=path)
             paths.append(path)
         except NothingToPlot as e:
-            why.append(str(e).split(": ", 1)[1])
+            skipped.append(str(e))
     if not paths:
-        raise NothingToPlot("no delay samples: " + "; ".join(why))
-    plots.notes = [f"no delay samples: {w}" for w in why]
+        raise NothingToPlot("; ".join(skipped))
+    plots.notes = skipped
     return paths
 
 
