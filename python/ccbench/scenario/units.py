@@ -4,22 +4,36 @@ Every rate, time and size in a scenario is a string with a unit, so a file never
 leaves the reader guessing whether ``50`` meant milliseconds or seconds:
 
 =========  =====================================================  ==================
-quantity   accepted units                                         stored as
+quantity   accepted units (exact spellings, case matters)         stored as
 =========  =====================================================  ==================
-rate       ``bit``, ``kbit``, ``Mbit``, ``Gbit``, ``Tbit`` and     ``int`` bit/s
-           ``bps``, ``kbps``, ``Mbps``, ``Gbps`` (all *bits*       (``Rate``)
-           per second; ``/s`` allowed: ``"24Mbit/s"``)
-time       ``ns``, ``us`` (or ``µs``), ``ms``, ``s``, ``min``      ``int`` ns
-                                                                  (``Duration``)
-size       ``B``, ``kB``/``KB``, ``MB``, ``GB`` (decimal:          ``int`` bytes
-           k = 1000) and ``KiB``, ``MiB``, ``GiB`` (binary)        (``Size``)
-queue      a size, or a packet count ``"167pkt"``                  ``QLimit``
-limit                                                             (``QueueLimit``)
+rate       bits per second: ``bit``, ``kbit``, ``Mbit``,         ``int`` bit/s
+           ``Gbit``, ``Tbit`` (also ``Kbit`` and tc's ``mbit``,   (``Rate``)
+           ``gbit``, ``tbit``), ``bps``, ``kbps``, ``Mbps``,
+           ``Gbps``, ``Tbps``, ``kb/s``, ``Mb/s`` ..., any
+           ``...bit`` with ``/s``; binary ``Kibit``, ``Mibit``,
+           ``Gibit``. Bytes per second are converted (x 8):
+           ``B/s``, ``kB/s`` = ``KB/s``, ``MB/s``, ``GB/s``,
+           ``KiB/s``, ``MiB/s``, ``GiB/s``, and ``Bps``,
+           ``kBps``, ``MBps`` ...
+time       ``ns``, ``us`` (or ``µs``), ``ms``, ``s`` (``sec``),   ``int`` ns
+           ``min``                                                (``Duration``)
+size       ``B`` (``byte``, ``bytes``), ``kB`` = ``KB``, ``MB``,  ``int`` bytes
+           ``GB``, ``TB`` (decimal: k = 1000) and ``KiB``,        (``Size``)
+           ``MiB``, ``GiB``, ``TiB`` (binary)
+queue      a size, or a packet count ``"167pkt"`` (``pkts``,      ``QLimit``
+limit      ``packet``, ``packets``)                               (``QueueLimit``)
 =========  =====================================================  ==================
 
-Prefixes are decimal (``k`` = 1000, ``M`` = 10^6), as in ``tc`` rates and in the
-papers; binary sizes must be asked for explicitly (``KiB``). Note that ``Mbps`` means
-megabits per second here (``tc`` would read it as megabytes). Rates and times are
+A unit the parser does not know exactly is an error; where only the case is wrong
+the message names the spelling meant (``"24MBIT"``: did you mean "Mbit"?).
+
+Prefixes are decimal (``k`` = ``K`` = 1000, ``M`` = 10^6) for rates and sizes alike,
+as in ``tc`` rates and in the papers; binary multiples must be asked for explicitly
+with the IEC prefixes (``KiB``, ``Mibit``). A lower-case ``b`` is a bit and an
+upper-case ``B`` a byte, everywhere: ``"10Mbps"`` and ``"10Mb/s"`` are 10 Mbit/s,
+``"10MBps"`` and ``"10MB/s"`` are 80 Mbit/s. Spellings whose meaning differs between
+tools are refused with both readings named: ``mbps`` is megabytes/s to ``tc`` but
+megabits/s to most people, ``Mb`` without ``/s`` could be a size. Rates and times are
 rounded to the nearest integer (a rate of "1.5bit" is 2 bit/s); sizes must be whole
 bytes.
 
@@ -49,6 +63,7 @@ __all__ = [
     "format_duration",
     "format_size",
     "format_queue_limit",
+    "si_value",
     "Rate",
     "Duration",
     "PositiveDuration",
@@ -77,13 +92,41 @@ class QLimit(NamedTuple):
 
 
 # --- unit tables ------------------------------------------------------------------
+# Every accepted spelling is listed exactly; nothing is lower-cased before the look-up,
+# so "MB/s" (bytes) can never fall into "Mb/s" (bits).
+
+_SI = {"": 1, "k": 10**3, "K": 10**3, "M": 10**6, "G": 10**9, "T": 10**12}
+_IEC = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40}
 
 _RATE_UNITS: dict[str, int] = {}
-for _p, _m in (("", 1), ("k", 10**3), ("m", 10**6), ("g", 10**9), ("t", 10**12)):
-    for _u in ("bit", "bps", "bit/s", "b/s"):
+for _p, _m in _SI.items():
+    for _u in ("bit", "bit/s", "bps", "b/s"):
         _RATE_UNITS[_p + _u] = _m
-    if _p:
-        _RATE_UNITS[_p + "ibit"] = {"k": 2**10, "m": 2**20, "g": 2**30, "t": 2**40}[_p]
+    for _u in ("B/s", "Bps"):  # bytes per second: 8 bits each
+        _RATE_UNITS[_p + _u] = 8 * _m
+for _p, _m in (("m", 10**6), ("g", 10**9), ("t", 10**12)):  # tc(8)'s mbit, gbit, tbit
+    _RATE_UNITS[_p + "bit"] = _m
+    _RATE_UNITS[_p + "bit/s"] = _m
+for _p, _m in _IEC.items():
+    _RATE_UNITS[_p + "bit"] = _m
+    _RATE_UNITS[_p + "bit/s"] = _m
+    _RATE_UNITS[_p + "B/s"] = 8 * _m
+    _RATE_UNITS[_p + "Bps"] = 8 * _m
+for _u in ("byte/s", "bytes/s"):
+    _RATE_UNITS[_u] = 8
+
+#: spellings refused because tools disagree on them: unit -> what to write instead
+_RATE_AMBIGUOUS: dict[str, str] = {}
+for _p, _n in (("m", "M"), ("g", "G"), ("t", "T")):
+    _RATE_AMBIGUOUS[_p + "bps"] = (
+        f'is ambiguous (tc reads it as {_n}B/s, most people as {_n}bit/s): write "{_n}bit" for bits or '
+        f'"{_n}B/s" for bytes per second'
+    )
+for _p in ("", "k", "K", "M", "G", "T"):
+    for _b in ("b", "B"):
+        _RATE_AMBIGUOUS[_p + _b] = (
+            f'is an amount, not a rate: write "{_p}bit" (bits per second) or "{_p}B/s" (bytes per second)'
+        )
 
 _TIME_UNITS: dict[str, int] = {
     "ns": 1,
@@ -96,27 +139,37 @@ _TIME_UNITS: dict[str, int] = {
     "min": 60 * 10**9,
 }
 
-_SIZE_UNITS: dict[str, int] = {
-    "B": 1,
-    "byte": 1,
-    "bytes": 1,
-    "kB": 10**3,
-    "KB": 10**3,
-    "MB": 10**6,
-    "GB": 10**9,
-    "KiB": 2**10,
-    "MiB": 2**20,
-    "GiB": 2**30,
-}
+_SIZE_UNITS: dict[str, int] = {"B": 1, "byte": 1, "bytes": 1}
+for _p, _m in _SI.items():
+    if _p:
+        _SIZE_UNITS[_p + "B"] = _m
+for _p, _m in _IEC.items():
+    _SIZE_UNITS[_p + "B"] = _m
 
 _PKT_UNITS = ("pkt", "pkts", "packet", "packets")
 
-RATE_ACCEPTED = 'a positive number with unit bit, kbit, Mbit, Gbit (or bps, kbps, Mbps, Gbps; all bits per second), e.g. "24Mbit"'
-DURATION_ACCEPTED = 'a number >= 0 with unit ns, us, ms, s, e.g. "20ms"'
-POS_DURATION_ACCEPTED = 'a positive number with unit ns, us, ms, s, e.g. "20ms"'
+RATE_ACCEPTED = (
+    "a positive number with unit bit, kbit, Mbit, Gbit (or bps, kbps, Mbps, Gbps, Mbit/s; all bits per second) "
+    'or bytes per second B/s, kB/s, MB/s, KiB/s, MiB/s, e.g. "24Mbit"'
+)
+DURATION_ACCEPTED = 'a number >= 0 with unit ns, us, ms, s, min, e.g. "20ms"'
+POS_DURATION_ACCEPTED = 'a positive number with unit ns, us, ms, s, min, e.g. "20ms"'
 SIZE_ACCEPTED = 'a number >= 0 with unit B, kB, MB, GB (decimal) or KiB, MiB, GiB (binary), e.g. "40000B"'
 POS_SIZE_ACCEPTED = 'a positive number with unit B, kB, MB, GB (decimal) or KiB, MiB, GiB (binary), e.g. "40000B"'
 QLIMIT_ACCEPTED = 'a positive size with unit B, kB, MB, KiB, MiB, or a packet count with unit pkt, e.g. "40000B" or "167pkt"'
+
+#: what a bare number would be written as, for the "needs a unit" hint
+_EXAMPLE_UNIT = {"rate": "Mbit", "duration": "s", "size": "B", "queue limit": "pkt"}
+
+
+def _did_you_mean(unit: str, table: dict[str, int]) -> str:
+    """' (did you mean "Mbit"?)' when ``unit`` differs from accepted spellings only in
+    case and they all mean the same; '' otherwise."""
+    same = [u for u in table if u.lower() == unit.lower()]
+    if same and len({table[u] for u in same}) == 1:
+        return f' (did you mean "{same[0]}"?)'
+    return ""
+
 
 _NUM_RE = re.compile(r"^\s*([+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?)\s*([^\d\s].*?)?\s*$")
 
@@ -126,7 +179,7 @@ def _split(text: Any, what: str, accepted: str) -> tuple[Decimal, str]:
     if isinstance(text, bool) or not isinstance(text, (str, int, float)):
         raise UnitError(f"is not a valid {what} (accepted: {accepted})")
     if not isinstance(text, str):
-        raise UnitError(f"is not a valid {what}: a number needs a unit (accepted: {accepted})")
+        raise UnitError(f"is not a valid {what}: {_needs_unit(text, what)} (accepted: {accepted})")
     m = _NUM_RE.match(text)
     if not m:
         raise UnitError(f"is not a valid {what} (accepted: {accepted})")
@@ -136,10 +189,21 @@ def _split(text: Any, what: str, accepted: str) -> tuple[Decimal, str]:
         raise UnitError(f"is not a valid {what} (accepted: {accepted})") from None
     unit = m.group(2) or ""
     if not unit:
-        raise UnitError(f"is not a valid {what}: a number needs a unit (accepted: {accepted})")
+        raise UnitError(f"is not a valid {what}: {_needs_unit(m.group(1), what)} (accepted: {accepted})")
     if num < 0:
         raise UnitError(f"is not a valid {what}: it is negative (accepted: {accepted})")
     return num, unit
+
+
+def _needs_unit(number: Any, what: str) -> str:
+    """The hint for a bare number: units are never guessed (``30`` is not 30 ns or 30 s)."""
+    example = f'"{number}{_EXAMPLE_UNIT.get(what, "")}"'
+    if what == "rate":
+        try:
+            example = f'"{format_rate(int(Decimal(str(number))))}"'  # a bare rate reads most naturally as bit/s
+        except (InvalidOperation, ValueError, OverflowError):
+            pass
+    return f"a number needs a unit, written as a string such as {example}"
 
 
 def _to_int(num: Decimal, mult: int, exact: bool, what: str, unit_name: str, accepted: str) -> int:
@@ -152,10 +216,14 @@ def _to_int(num: Decimal, mult: int, exact: bool, what: str, unit_name: str, acc
 def parse_rate(text: Any) -> int:
     """``"1.5Mbit"`` -> ``1500000`` (bit/s). Rates must be positive."""
     num, unit = _split(text, "rate", RATE_ACCEPTED)
-    key = unit.lower()
-    if key not in _RATE_UNITS:
-        raise UnitError(f"is not a valid rate: unknown unit {unit!r} (accepted: {RATE_ACCEPTED})")
-    value = _to_int(num, _RATE_UNITS[key], False, "rate", "bit/s", RATE_ACCEPTED)
+    if unit in _RATE_AMBIGUOUS:
+        raise UnitError(f"is not a valid rate: unit {unit!r} {_RATE_AMBIGUOUS[unit]} (accepted: {RATE_ACCEPTED})")
+    if unit not in _RATE_UNITS:
+        hint = _did_you_mean(unit, _RATE_UNITS)
+        if not hint and unit.lower() in {u.lower() for u in _RATE_UNITS}:
+            hint = " (the case says bits or bytes: b = bit, B = byte)"
+        raise UnitError(f"is not a valid rate: unknown unit {unit!r}{hint} (accepted: {RATE_ACCEPTED})")
+    value = _to_int(num, _RATE_UNITS[unit], False, "rate", "bit/s", RATE_ACCEPTED)
     if value <= 0:
         raise UnitError(f"is not a valid rate: it must be positive (accepted: {RATE_ACCEPTED})")
     return value
@@ -166,7 +234,10 @@ def parse_duration(text: Any, *, positive: bool = False) -> int:
     accepted = POS_DURATION_ACCEPTED if positive else DURATION_ACCEPTED
     num, unit = _split(text, "duration", accepted)
     if unit not in _TIME_UNITS:
-        raise UnitError(f"is not a valid duration: unknown unit {unit!r} (accepted: {accepted})")
+        hint = _did_you_mean(unit, _TIME_UNITS)
+        if unit == "m":
+            hint = ' (write "min" for minutes or "ms" for milliseconds)'
+        raise UnitError(f"is not a valid duration: unknown unit {unit!r}{hint} (accepted: {accepted})")
     value = _to_int(num, _TIME_UNITS[unit], False, "duration", "ns", accepted)
     if positive and value <= 0:
         raise UnitError(f"is not a valid duration: it must be positive (accepted: {accepted})")
@@ -180,12 +251,19 @@ def parse_size(text: Any, *, positive: bool = False) -> int:
     if unit in _PKT_UNITS:
         raise UnitError(f"is not a valid size: a packet count is not accepted here (accepted: {accepted})")
     if unit not in _SIZE_UNITS:
-        hint = " ('b' would be bits; write 'B' for bytes)" if unit.endswith("b") else ""
-        raise UnitError(f"is not a valid size: unknown unit {unit!r}{hint} (accepted: {accepted})")
+        raise UnitError(f"is not a valid size: unknown unit {unit!r}{_size_hint(unit)} (accepted: {accepted})")
     value = _to_int(num, _SIZE_UNITS[unit], True, "size", "bytes", accepted)
     if positive and value <= 0:
         raise UnitError(f"is not a valid size: it must be positive (accepted: {accepted})")
     return value
+
+
+def _size_hint(unit: str) -> str:
+    if unit.endswith("b") or unit.endswith("bit"):
+        return " ('b' would be bits; write 'B' for bytes)"
+    if unit in _RATE_UNITS:
+        return " (that is a rate; a size has no '/s')"
+    return _did_you_mean(unit, _SIZE_UNITS)
 
 
 def parse_queue_limit(text: Any) -> QLimit:
@@ -198,13 +276,33 @@ def parse_queue_limit(text: Any) -> QLimit:
     elif unit in _SIZE_UNITS:
         q = QLimit(_to_int(num, _SIZE_UNITS[unit], True, "queue limit", "bytes", QLIMIT_ACCEPTED), "B")
     else:
-        hint = " ('b' would be bits; write 'B' for bytes)" if unit.endswith("b") else ""
-        raise UnitError(f"is not a valid queue limit: unknown unit {unit!r}{hint} (accepted: {QLIMIT_ACCEPTED})")
+        raise UnitError(f"is not a valid queue limit: unknown unit {unit!r}{_size_hint(unit)} (accepted: {QLIMIT_ACCEPTED})")
     if q.value <= 0:
         raise UnitError(
             f"is not a valid queue limit: a limit of 0 would drop every packet (accepted: {QLIMIT_ACCEPTED})"
         )
     return q
+
+
+def si_value(text: Any) -> tuple[float, str] | None:
+    """A unit string as a number in SI units and that unit: ``"20ms"`` -> ``(0.02, "s")``,
+    ``"1.5Mbit"`` -> ``(1.5e6, "bit/s")``, ``"40kB"`` -> ``(40000.0, "B")``,
+    ``"14pkt"`` -> ``(14.0, "pkt")``; None for anything else (a name, a number, a table).
+
+    The unit tables do not overlap, so the unit alone says which quantity it is.
+    """
+    if not isinstance(text, str) or not _NUM_RE.match(text):
+        return None
+    for parse, scale, unit in ((parse_rate, 1, "bit/s"), (parse_duration, 1e-9, "s"), (parse_size, 1, "B")):
+        try:
+            return parse(text) * scale, unit
+        except UnitError:
+            continue
+    try:
+        q = parse_queue_limit(text)
+    except UnitError:
+        return None
+    return float(q.value), q.unit
 
 
 # --- formatting (shortest exact string) ------------------------------------------------
