@@ -48,6 +48,8 @@ def user_facing_error(e, config: dict) -> SimulationError:
     m = re.match(r"flows\[(\d+)\](.*)", field)
     if m and int(m.group(1)) < len(config.get("flows", [])):
         field = f"flows.{config['flows'][int(m.group(1))]['name']}{m.group(2)}"
+    # the registry names parameters cc.params.beta; the scenario file writes cc.beta
+    field = field.replace(".cc.params.", ".cc.")
     return SimulationError(f"{field}: {msg}" if field else msg, field or None)
 
 

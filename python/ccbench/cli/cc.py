@@ -12,10 +12,13 @@ def list_cmd(
     """List every congestion-control algorithm with its parameters and Linux defaults.
 
     Select one in a scenario by name, cc = "cubic", or with parameters,
-    cc = { name = "cubic", beta = 0.8, hystart = false }.
+    cc = { name = "cubic", beta = 0.8, hystart = false }. Parameters are shown in the
+    units users think in (beta 0.7, c 0.4, rtt0 "25ms"); Linux's integer form
+    (beta = 717 out of 1024, bic_scale = 41) is accepted too.
     """
     from ccbench.backends.sim import _core
     from ccbench.cli.errors import fail
+    from ccbench.scenario.cc_params import display_params
 
     algos = _core().cc_list()
     if name is not None:
@@ -31,8 +34,8 @@ def list_cmd(
         t.add_column("parameter")
         t.add_column("default", justify="right")
         t.add_column("meaning")
-        for p in a["params"]:
-            t.add_row(p["name"], str(p["default"]).lower() if isinstance(p["default"], bool) else str(p["default"]), p["doc"])
+        for row in display_params(a["name"], a["params"]):
+            t.add_row(*row)
         if not a["params"]:
             t.add_row("-", "-", "no tunables")
         console.print(t)

@@ -13,8 +13,10 @@ User side::
 Only the keys the user sets reach the simulator, which applies Linux's defaults to the
 rest (so a scenario written today keeps meaning "Linux as the simulator models it").
 Times go to the simulator in whole milliseconds (``min_rto`` -> ``min_rto_ms``), sizes in
-bytes (``sndbuf`` -> ``sndbuf_bytes``). Congestion-control names and parameters are
-checked by the simulator's registry; here only their shape is checked.
+bytes (``sndbuf`` -> ``sndbuf_bytes``). Congestion-control parameters are checked here
+against the simulator's registry, in user units or Linux's form
+(:mod:`ccbench.scenario.cc_params`); an unknown algorithm name is left to the simulator,
+which lists the registered ones.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from pydantic import BaseModel, ConfigDict, Field, PlainSerializer, PlainValidat
 from typing_extensions import Annotated
 
 from .base import Table, tagged
+from .cc_params import check_params, to_linux
 from .errors import fail
 from .units import Duration, PositiveSize, Size, UnitError, format_duration, parse_size
 
@@ -75,8 +78,10 @@ Param = Union[bool, int, float, str]
 
 
 class CongestionControl(BaseModel):
-    """``cc = "cubic"`` or ``cc = { name = "cubic", beta = 0.8 }`` (the Linux module
-    parameters; the simulator's registry knows which exist and their defaults)."""
+    """``cc = "cubic"`` or ``cc = { name = "cubic", beta = 0.8 }``: parameters in user
+    units (``beta = 0.8``, ``c = 0.4``) or Linux's module form (``beta = 819``); see
+    :mod:`ccbench.scenario.cc_params`. They are kept as written and translated to
+    Linux's form for the simulator."""
 
     model_config = ConfigDict(extra="forbid", strict=True)
 
@@ -108,6 +113,10 @@ class CongestionControl(BaseModel):
                 raise fail("is not a parameter name (accepted: lower-case letters, digits and _)", at=(k,))
             if not isinstance(v, (bool, int, float, str)):
                 raise fail("is not a parameter value (accepted: a number, true/false or a string)", at=(k,), value=v)
+        for key, text, value in check_params(name, params):
+            if value is None:
+                raise fail(text, at=(key,))
+            raise fail(text, at=(key,), value=value)
         return {"name": name, "params": params}
 
     @model_serializer
@@ -115,7 +124,8 @@ class CongestionControl(BaseModel):
         return self.name if not self.params else {"name": self.name, **self.params}
 
     def to_json(self) -> dict[str, Any]:
-        return {"name": self.name, "params": dict(self.params)}
+        """The simulator's form: Linux's parameter names and integer units."""
+        return {"name": self.name, "params": to_linux(self.name, self.params)}
 
 
 class Udp(Table):
