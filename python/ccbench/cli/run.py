@@ -29,17 +29,53 @@ def flow_table(run, title: str):
     return t
 
 
+def seeds_table(summary, title: str, n: int) -> Table:
+    """The per-flow table of several seeds: mean ± half-width of the 95 % t-interval."""
+    t = Table(title=title, title_justify="left")
+    t.caption = f"mean ± 95% confidence half-width over {n} seeds (t-distribution); delay in ms"
+    for col in ("flow", "transport", "goodput", "loss", "p50", "p95", "p99", "max"):
+        t.add_column(col, justify="left" if col in ("flow", "transport") else "right", no_wrap=True)
+
+    def pm(metric: str, scale: float, unit: str = "") -> str:
+        # one unit for the mean and its half-width, so the pair stays short
+        mean, half = getattr(r, f"{metric}_mean"), getattr(r, f"{metric}_ci")
+        if not math.isfinite(mean):
+            return "-"
+        if metric == "goodput_bps":
+            scale, unit = next(((d, u) for u, d in (("Gbit/s", 1e9), ("Mbit/s", 1e6), ("kbit/s", 1e3)) if mean >= d), (1, "bit/s"))
+            unit = " " + unit
+        text = f"{mean / scale:.3g}"
+        if math.isfinite(half):
+            text += f" ± {half / scale:.2g}"
+        return text + unit
+
+    for r in summary.itertuples(index=False):
+        transport = r.transport if not getattr(r, "cc", "") else f"{r.transport}/{r.cc}"
+        t.add_row(
+            str(r.flow), transport, pm("goodput_bps", 1), pm("loss_rate", 0.01, "%"),
+            *(pm(m, 1e-3) for m in ("delay_p50_s", "delay_p95_s", "delay_p99_s", "delay_max_s")),
+        )
+    return t
+
+
 def run_cmd(
     scenario: Path = typer.Argument(..., help="Scenario file (TOML).", show_default=False),
-    seed: int = typer.Option(None, "--seed", "-s", help="Run seed (default: the scenario's run.seed)."),
-    out: Path = typer.Option(None, "--out", "-o", help="Directory to save the run in (Parquet tables + meta.json). Default: runs/<scenario>-seed<N>."),
+    seed: int = typer.Option(None, "--seed", "-s", help="Seed of the first repetition (default: the scenario's run.seed)."),
+    seeds: int = typer.Option(None, "--seeds", min=1, help="Repetitions: seeds SEED, SEED+1, ... (default: the scenario's run.seeds)."),
+    out: Path = typer.Option(None, "--out", "-o", help="Directory to save the run in (Parquet tables + meta.json; with several seeds one seed-N/ folder each plus summary.parquet). Default: runs/<scenario>-seed<N>."),
     no_save: bool = typer.Option(False, "--no-save", help="Print the table only; do not save the run."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
 ) -> None:
     """Simulate a scenario and print per-flow throughput, loss and delay percentiles.
 
+    Every repetition of [run] seeds runs (--seeds overrides the count); with more than
+    one, the table shows per flow the mean and the 95% confidence interval
+    (t-distribution) over the seeds, and each run is saved in OUT/seed-N/ beside
+    OUT/summary.parquet (per-flow mean and interval) and OUT/flows.parquet (every
+    seed's flow table).
+
     The run is saved before anything else is done with it, so nothing is lost:
-    load it again with ``ccbench.Run.load(DIR)``.
+    load it again with ``ccbench.load_run(DIR)``.
 
     Example: ccbench run examples/adsl1_voip.toml --seed 3 --out runs/adsl
     """
@@ -48,11 +84,16 @@ def run_cmd(
     from ccbench.scenario import load_scenario
 
     sc = load_scenario(scenario)
-    with sim_progress(f"simulating {scenario.name}", enabled=not quiet) as progress:
-        run = simulate(sc, seed=seed, progress=progress)
+    first = sc.run.seed if seed is None else seed
+    seed_list = [first + i for i in range(sc.run.seeds if seeds is None else seeds)]
     from ccbench.cli.progress import output_console
 
     console = output_console()
+    if len(seed_list) > 1:
+        _run_seeds(sc, scenario, seed_list, out, no_save, quiet, console)
+        return
+    with sim_progress(f"simulating {scenario.name}", enabled=not quiet) as progress:
+        run = simulate(sc, seed=first, progress=progress)
     if not no_save:
         target = out or Path("runs") / f"{scenario.stem}-seed{run.meta['seed']}"
         run.save(target)
@@ -64,6 +105,34 @@ def run_cmd(
     )
     if not no_save:
         console.print(f"saved to {target}")
+
+
+def _run_seeds(sc, scenario: Path, seed_list: list[int], out, no_save: bool, quiet: bool, console) -> None:
+    """Every seed in turn, each saved as soon as it is done; then the summary."""
+    from ccbench.backends.sim import simulate
+    from ccbench.cli.progress import sim_progress
+    from ccbench.repetitions import seed_summary, seed_table
+
+    target = out or Path("runs") / f"{scenario.stem}-seeds{seed_list[0]}-{seed_list[-1]}"
+    runs = []
+    events = wall = 0.0
+    for i, s in enumerate(seed_list, 1):
+        with sim_progress(f"simulating {scenario.name} seed {s} ({i}/{len(seed_list)})", enabled=not quiet) as progress:
+            run = simulate(sc, seed=s, progress=progress)
+        if not no_save:
+            run.save(target / f"seed-{s}")
+        events += run.meta["stats"]["events"]
+        wall += run.meta["stats"]["wall_s"]
+        runs.append(run)
+    summary = seed_summary(runs)
+    if not no_save:
+        summary.to_parquet(target / "summary.parquet", index=False)
+        seed_table(runs).to_parquet(target / "flows.parquet", index=False)
+    title = f"{scenario.name}  seeds {seed_list[0]}..{seed_list[-1]}"
+    console.print(seeds_table(summary, title, len(seed_list)))
+    console.print(f"[dim]{events:,.0f} events in {wall:.2f} s wall over {len(seed_list)} runs[/dim]")
+    if not no_save:
+        console.print(f"saved to {target}/seed-N/ (one run per seed) and {target}/summary.parquet")
 
 
 def validate_cmd(
