@@ -6,6 +6,12 @@ models) and ``benchmark`` (statistical service curves from timestamps).
 
 The compiled simulator is imported lazily, so the pure-Python parts (models,
 netcal, analysis) work without it.
+
+>>> import ccbench
+>>> run = ccbench.simulate("examples/adsl1_voip.toml")          # doctest: +SKIP
+>>> run.save("runs/adsl"); ccbench.load_run("runs/adsl")         # doctest: +SKIP
+
+``examples/quickstart.ipynb`` walks through the API.
 """
 
 from __future__ import annotations
@@ -17,6 +23,7 @@ _LAZY = {
     "Scenario": ("ccbench.scenario", "Scenario"),
     "simulate": ("ccbench.backends.sim", "simulate"),
     "Run": ("ccbench.run", "Run"),
+    "load_run": ("ccbench.run", "load_run"),
 }
 
 

@@ -23,9 +23,15 @@ TABLES = ("packets", "flows", "cwnd", "queue", "drops")
 CA_STATES = ("open", "disorder", "cwr", "recovery", "loss")
 
 
-@dataclass
+@dataclass(repr=False)
 class Run:
-    """Tables of one run plus the metadata needed to reproduce it."""
+    """Tables of one run plus the metadata needed to reproduce it.
+
+    ``repr(run)`` is one short line (backend, seed, flows with goodput and p95 delay);
+    in a notebook the run shows as its per-flow summary table (``_repr_html_``).
+    ``run.save(DIR)`` and :func:`load_run` (``Run.load``) round-trip every table and
+    the metadata.
+    """
 
     packets: pd.DataFrame
     flows: pd.DataFrame
@@ -40,18 +46,18 @@ class Run:
         out = Path(directory)
         out.mkdir(parents=True, exist_ok=True)
         for name in TABLES:
-            getattr(self, name).to_parquet(out / f"{name}.parquet", index=False)
+            _write_table(getattr(self, name), out / f"{name}.parquet")
         (out / "meta.json").write_text(json.dumps(self.meta, indent=2, default=str))
         return out
 
     @classmethod
     def load(cls, directory: str | Path) -> "Run":
-        """Reads a run written by :meth:`save`."""
+        """Reads a run written by :meth:`save` (also :func:`ccbench.load_run`)."""
         src = Path(directory)
         meta_path = src / "meta.json"
         if not meta_path.exists():
             raise FileNotFoundError(f"{src} is not a ccbench run directory (no meta.json)")
-        tables = {name: pd.read_parquet(src / f"{name}.parquet") for name in TABLES}
+        tables = {name: _read_table(src / f"{name}.parquet") for name in TABLES}
         return cls(meta=json.loads(meta_path.read_text()), **tables)
 
     # ---- views ---------------------------------------------------------------------
@@ -63,12 +69,96 @@ class Run:
         ]
         return self.flows[[c for c in cols if c in self.flows.columns]]
 
+    def _headline(self) -> str:
+        m = self.meta
+        parts = [str(m.get("backend", "run"))]
+        if "seed" in m:
+            parts.append(f"seed {m['seed']}")
+        duration = (m.get("sim_config") or {}).get("duration_ns")
+        if duration:
+            from ccbench.scenario.units import format_duration
+
+            parts.append(format_duration(duration))
+        parts.append(f"{len(self.flows)} flows, {len(self.packets):,} messages")
+        return ", ".join(parts)
+
+    def _flow_cells(self) -> list[tuple[str, str, str]]:
+        """(flow, goodput, p95 delay) as printed by ``ccbench run``."""
+        from ccbench.cli.run import _fmt_ms, _fmt_rate
+
+        rows = []
+        for r in self.flows.itertuples(index=False):
+            p95 = getattr(r, "delay_p95_s", float("nan"))
+            rows.append((str(r.flow), _fmt_rate(float(r.goodput_bps)), _fmt_ms(float(p95))))
+        return rows
+
+    def __repr__(self) -> str:
+        cells = self._flow_cells()
+        shown = "; ".join(f"{f} {g}" + (f" p95 {d} ms" if d != "-" else "") for f, g, d in cells[:4])
+        more = f"; +{len(cells) - 4} more" if len(cells) > 4 else ""
+        return f"<Run {self._headline()}: {shown}{more}>"
+
+    def _repr_html_(self) -> str:
+        import html
+
+        from ccbench.cli.run import _fmt_ms, _fmt_pct, _fmt_rate
+
+        table = pd.DataFrame(
+            {
+                "flow": self.flows["flow"].astype(str),
+                "transport": self.flows.get("transport", pd.Series([""] * len(self.flows))).astype(str),
+                "cc": self.flows.get("cc", pd.Series([""] * len(self.flows))).astype(str),
+                "goodput": [_fmt_rate(float(v)) for v in self.flows["goodput_bps"]],
+                "loss": [_fmt_pct(float(v)) for v in self.flows["loss_rate"]],
+                **{
+                    f"delay {q} (ms)": [_fmt_ms(float(v)) for v in self.flows[f"delay_{q}_s"]]
+                    for q in ("p50", "p95", "p99", "max")
+                    if f"delay_{q}_s" in self.flows
+                },
+            }
+        )
+        return f"<p><b>Run</b> {html.escape(self._headline())}</p>" + table.to_html(index=False, escape=True)
+
     @property
     def plot(self):
         """Plot helpers bound to this run (``run.plot.delay_ccdf()`` and friends)."""
         from ccbench.plots import RunPlots
 
         return RunPlots(self)
+
+
+_CATEGORIES_KEY = b"ccbench.categories"
+
+
+def _write_table(df: pd.DataFrame, path: Path) -> None:
+    """Parquet, plus the categories of categorical columns in the file's metadata: an
+    empty table (no drops) would otherwise come back with no flow or link names."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    cats = {c: [str(x) for x in df[c].cat.categories] for c in df.columns if isinstance(df[c].dtype, pd.CategoricalDtype)}
+    table = pa.Table.from_pandas(df, preserve_index=False)
+    meta = dict(table.schema.metadata or {})
+    meta[_CATEGORIES_KEY] = json.dumps(cats).encode()
+    pq.write_table(table.replace_schema_metadata(meta), path)
+
+
+def _read_table(path: Path) -> pd.DataFrame:
+    import pyarrow.parquet as pq
+
+    table = pq.read_table(path)
+    df = table.to_pandas()
+    cats = json.loads((table.schema.metadata or {}).get(_CATEGORIES_KEY, b"{}"))
+    for col, categories in cats.items():
+        if col in df:
+            values = df[col].astype(object) if len(df) else df[col]
+            df[col] = pd.Categorical(values, categories=pd.Index(categories, dtype=pd.Index(["x"]).dtype))
+    return df
+
+
+def load_run(directory: str | Path) -> Run:
+    """Reads a run saved by :meth:`Run.save` or ``ccbench run --out DIR``."""
+    return Run.load(directory)
 
 
 def versions() -> dict[str, str]:

@@ -54,13 +54,19 @@ def user_facing_error(e, config: dict) -> SimulationError:
 
 
 def simulate(scenario, seed: int | None = None, progress: Callable[[float], None] | None = None) -> Run:
-    """Simulates ``scenario`` (a :class:`ccbench.Scenario`) with ``seed`` (default: the
-    scenario's ``run.seed``) and returns the :class:`Run`.
+    """Simulates ``scenario`` with ``seed`` (default: the scenario's ``run.seed``) and
+    returns the :class:`Run`.
+
+    ``scenario`` is a :class:`ccbench.Scenario`, a path to a scenario file (``str`` or
+    ``pathlib.Path``) or a dict shaped like the file. A Scenario changed in place is
+    validated again as a whole first (flow names, placement), so the run always
+    matches what the scenario now says.
 
     >>> import ccbench
-    >>> run = ccbench.simulate(ccbench.load_scenario("examples/adsl1_voip.toml"), seed=1)  # doctest: +SKIP
-    >>> run.flows[["flow", "goodput_bps", "delay_p95_s"]]                                  # doctest: +SKIP
+    >>> run = ccbench.simulate("examples/adsl1_voip.toml", seed=1)     # doctest: +SKIP
+    >>> run.flows[["flow", "goodput_bps", "delay_p95_s"]]              # doctest: +SKIP
     """
+    scenario = as_scenario(scenario)
     config = scenario.to_sim_config(seed=seed)
     raw = simulate_config(config, progress)
     run = to_run(raw)
@@ -74,6 +80,24 @@ def simulate(scenario, seed: int | None = None, progress: Callable[[float], None
         }
     )
     return run
+
+
+def as_scenario(scenario):
+    """A validated Scenario from a Scenario, a file path or a dict; a Scenario is
+    validated again (it may have been changed in place since it was built)."""
+    import os
+
+    from ccbench.scenario import Scenario, load_scenario
+
+    if isinstance(scenario, Scenario):
+        return scenario.revalidated()
+    if isinstance(scenario, (str, os.PathLike)):
+        return load_scenario(scenario)
+    if isinstance(scenario, dict):
+        return Scenario.from_dict(scenario)
+    raise TypeError(
+        f"simulate() takes a Scenario, a scenario file path (str or Path) or a dict, not {type(scenario).__name__}"
+    )
 
 
 def to_run(raw: dict) -> Run:

@@ -23,8 +23,8 @@ from typing import Any, Optional
 
 from pydantic import Field, PrivateAttr, ValidationError, model_validator
 
-from .base import Table
-from .errors import fail, from_validation_error
+from .base import Table, mark_paths
+from .errors import ScenarioError, fail, from_validation_error
 from .flows import Flow, ResolvedFlow
 from .topology import Dumbbell, Graph, ParkingLot, Topology
 from .units import Duration, PositiveDuration, format_duration
@@ -70,6 +70,7 @@ class Scenario(Table):
                     value=rf.flow.name,
                 )
             seen[rf.name] = rf.index
+        mark_paths(self, "")
         return self
 
     # --- constructors -------------------------------------------------------------------
@@ -107,23 +108,42 @@ class Scenario(Table):
         save_scenario(self, path)
 
     def with_values(self, values: dict[str, Any]) -> "Scenario":
-        """A copy with dotted keys replaced, validated again: for sweeps.
+        """A copy with dotted keys replaced, validated again: the paths of sweep files.
 
-        ``scn.with_values({"topology.bottleneck.queue.limit": "40000B", "run.seed": 3})``.
-        A list index is written as a number: ``"flows.0.transport.cc"``.
+        ``scn.with_values({"topology.bottleneck.queue.limit": "40000B", "flows.voip.app.interval": "10ms"})``.
+        A flow is named by its ``name`` (as in error messages and sweep files) or by its
+        index (``"flows.0.transport.cc"``); a name wins, so a flow may be called "0".
+        A path that is not in the scenario, or a bad value, is a :class:`ScenarioError`.
         """
         data = self.to_dict()
         for dotted, value in values.items():
-            cur: Any = data
             parts = dotted.split(".")
-            for part in parts[:-1]:
-                key: Any = int(part) if isinstance(cur, list) else part
-                if isinstance(cur, dict) and key not in cur:
-                    cur[key] = {}
-                cur = cur[key]
-            last: Any = int(parts[-1]) if isinstance(cur, list) else parts[-1]
-            cur[last] = value
+            if not dotted or any(p == "" for p in parts):
+                raise ScenarioError([(dotted, "is not a dotted path (accepted: e.g. topology.bottleneck.queue.limit)")])
+            cur: Any = data
+            for i, part in enumerate(parts):
+                last = i == len(parts) - 1
+                if isinstance(cur, list):
+                    key: Any = _list_index(cur, part, ".".join(parts[:i]))
+                elif isinstance(cur, dict):
+                    key = part
+                    if not last and key not in cur:
+                        cur[key] = {}
+                    elif not last and key == "cc" and isinstance(cur[key], str):
+                        cur[key] = {"name": cur[key]}  # cc = "cubic" is { name = "cubic" }
+                else:
+                    where = ".".join(parts[:i])
+                    raise ScenarioError([(where, f"is a value, not a table: {dotted} cannot be set")])
+                if last:
+                    cur[key] = value
+                else:
+                    cur = cur[key]
         return Scenario.from_dict(data)
+
+    def revalidated(self) -> "Scenario":
+        """A freshly validated copy: checks what in-place assignments to nested tables
+        cannot (flow names, placement, pairs) before the scenario is run."""
+        return Scenario.from_dict(self.to_dict())
 
     # --- compiled views --------------------------------------------------------------------
 
@@ -176,6 +196,19 @@ class Scenario(Table):
 
     def __str__(self) -> str:
         return self.describe()
+
+
+def _list_index(items: list, part: str, where: str) -> int:
+    """The index of the list item named ``part`` (its ``name`` key), or ``part`` as a number."""
+    names = [x.get("name") if isinstance(x, dict) else None for x in items]
+    if part in names:
+        return names.index(part)
+    if part.isdigit() and int(part) < len(items):
+        return int(part)
+    shown = ", ".join(str(n) for n in names if n is not None)
+    raise ScenarioError(
+        [(f"{where}.{part}", f"is not an entry of {where} (accepted: a name, {shown}, or an index 0 .. {len(items) - 1})")]
+    )
 
 
 # --- flow placement ----------------------------------------------------------------------------
