@@ -51,7 +51,7 @@ except ImportError:  # Python 3.10
 from ccbench.scenario import Scenario, ScenarioError
 from ccbench.scenario.errors import render_value
 
-__all__ = ["SweepError", "SweepSpec", "Point", "load_sweep", "loads_sweep", "BACKENDS", "point_id"]
+__all__ = ["SweepError", "SweepSpec", "Point", "load_sweep", "loads_sweep", "BACKENDS", "point_id", "si_column"]
 
 BACKENDS = ("sim", "emu", "model")
 _RESERVED = ("backend", "seeds", "zip")
@@ -75,6 +75,25 @@ def _canonical(obj: Any) -> str:
 def point_id(values: dict[str, Any], seed: int) -> str:
     """Stable id of a point: the first 12 hex digits of SHA-1 over its values and seed."""
     return hashlib.sha1(_canonical({"values": values, "seed": int(seed)}).encode()).hexdigest()[:12]
+
+
+def si_column(key: str, values: list[Any]) -> Optional[tuple[str, list[Optional[float]]]]:
+    """The numeric twin of a swept parameter written with units: ``(name, numbers)``.
+
+    ``"topology.bottleneck.queue.limit"`` swept over ``["20000B", "100000B"]`` gets the
+    column ``"topology.bottleneck.queue.limit (B)"`` = ``[20000.0, 100000.0]``, so tables
+    sort and plot by value ("100000B" sorts before "20000B" as text). Units are SI:
+    seconds, bit/s, bytes, packets. None when the values are not all unit strings of
+    one quantity (names, numbers, or bytes mixed with packets).
+    """
+    from ccbench.scenario.units import si_value
+
+    present = [v for v in values if v is not None]
+    parsed = [si_value(v) for v in present]
+    if not parsed or any(p is None for p in parsed) or len({p[1] for p in parsed}) != 1:  # type: ignore[index]
+        return None
+    unit = parsed[0][1]  # type: ignore[index]
+    return f"{key} ({unit})", [None if v is None else si_value(v)[0] for v in values]  # type: ignore[index]
 
 
 def backend_available(name: str) -> tuple[bool, str]:

@@ -13,7 +13,9 @@
         meta.json
 
 Columns of ``summary.parquet``: ``point``, one column per swept parameter named by its
-dotted path as written in the sweep file (``topology.bottleneck.queue.limit``), then
+dotted path as written in the sweep file (``topology.bottleneck.queue.limit``), each
+unit-string parameter followed by its value in SI units (seconds, bit/s, bytes,
+packets) in ``<path> (<unit>)`` (``topology.bottleneck.queue.limit (B)``), then
 ``seed``, ``backend``, ``status`` (``ok`` or ``error``), ``error`` (the message, or
 null), ``flow`` and the run's flow-table columns (``goodput_bps``, ``loss_rate``,
 ``delay_p50_s`` ... ``delay_max_s``, ``rtt_p50_s``, ``rtt_p95_s``, ``bytes_sent``, ...),
@@ -39,7 +41,7 @@ from typing import Any, Iterable, Optional
 import numpy as np
 import pandas as pd
 
-from .spec import SweepError, SweepSpec
+from .spec import SweepError, SweepSpec, si_column
 
 __all__ = ["SweepStore", "load_summary", "connect", "is_sweep_dir", "flow_rows", "RUN_TABLES"]
 
@@ -189,8 +191,9 @@ class SweepStore:
         con = duckdb.connect(database)
         con.execute(f"CREATE VIEW summary AS SELECT * FROM read_parquet({_sql_str(self.summary_path)})")
         meta = self.read_meta() or {}
-        cols = ["point", *meta.get("parameters", []), "seed", "backend", "status", "error", *TAIL_COLUMNS]
-        have = set(con.execute("SELECT * FROM summary LIMIT 0").df().columns)
+        have = list(con.execute("SELECT * FROM summary LIMIT 0").df().columns)
+        params = [c for p in meta.get("parameters", []) for c in have if c == p or c.startswith(f"{p} (")]
+        cols = ["point", *params, "seed", "backend", "status", "error", *TAIL_COLUMNS]
         sel = ", ".join('"' + c.replace('"', '""') + '"' for c in cols if c in have)
         con.execute(f"CREATE VIEW runs AS SELECT DISTINCT ON (point) {sel} FROM summary ORDER BY point")
         for table in RUN_TABLES:
@@ -261,6 +264,9 @@ def summary_frame(records: list[dict[str, Any]], parameters: list[str]) -> pd.Da
     cols["point"] = pd.Series([r["point"] for r in base_rows], dtype="object")
     for k in params:
         cols[k] = _param_column([r.get("param:" + k) for r in base_rows])
+        si = si_column(k, [r.get("param:" + k) for r in base_rows])
+        if si is not None:  # "100000B" -> 100000.0 in "<path> (B)": sorts by value
+            cols[si[0]] = pd.Series(si[1], dtype="float64")
     cols["seed"] = pd.Series([r["seed"] for r in base_rows], dtype="Int64")
     for k in ("backend", "status", "error", "flow"):
         cols[k] = pd.Series([r.get(k) for r in base_rows], dtype="object")
