@@ -246,7 +246,8 @@ def test_tcp_emits_only_what_the_user_set():
         "min_rto_ms": 200,
         "initial_rto_ms": 1000,
         "delack_max_ms": 40,
-        "cc": {"name": "cubic", "params": {"beta": 0.8, "hystart": False}},
+        # beta 0.8 in user units reaches the simulator as Linux's 819/1024
+        "cc": {"name": "cubic", "params": {"beta": 819, "hystart": False}},
     }
     assert flow["app"] == {"kind": "bulk", "bytes": 64 * 2**20}
 
@@ -629,7 +630,7 @@ access = { rate = "1Gbit", delay = "1ms" }
 [[flows]]
 name = "long"
 path = "long"
-transport = { kind = "tcp", cc = { name = "bbr", probe_rtt_mode = "v1" }, pacing = true, min_rto = "1s", mss = "1448B" }
+transport = { kind = "tcp", cc = { name = "bbr", lt_bw = false }, pacing = true, min_rto = "1s", mss = "1448B" }
 app = { kind = "bulk", bytes = "10MB" }
 stop = "1s"
 
@@ -654,6 +655,6 @@ app = { kind = "onoff", size = "1200B", peak_rate = "20Mbit", on = { dist = "par
     assert all(r["rate_bps"] == 100_000_000 for r in cfg["topology"]["reverse_links"])
     long = cfg["flows"][0]
     assert long["transport"] == {"kind": "tcp", "mss": 1448, "pacing": True, "min_rto_ms": 1000,
-                                 "cc": {"name": "bbr", "params": {"probe_rtt_mode": "v1"}}}
+                                 "cc": {"name": "bbr", "params": {"lt_bw": False}}}
     assert cfg["flows"][1]["transport"] == {"kind": "udp", "header_bytes": 28}
     assert (cfg["seed"], cfg["state_sample_ns"], cfg["state_on_change"]) == (42, 0, True)

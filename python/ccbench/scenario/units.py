@@ -152,8 +152,8 @@ RATE_ACCEPTED = (
     "a positive number with unit bit, kbit, Mbit, Gbit (or bps, kbps, Mbps, Gbps, Mbit/s; all bits per second) "
     'or bytes per second B/s, kB/s, MB/s, KiB/s, MiB/s, e.g. "24Mbit"'
 )
-DURATION_ACCEPTED = 'a number >= 0 with unit ns, us, ms, s, min, e.g. "20ms"'
-POS_DURATION_ACCEPTED = 'a positive number with unit ns, us, ms, s, min, e.g. "20ms"'
+DURATION_ACCEPTED = 'a number >= 0 with unit ns, us, ms, s, e.g. "20ms"'
+POS_DURATION_ACCEPTED = 'a positive number with unit ns, us, ms, s, e.g. "20ms"'
 SIZE_ACCEPTED = 'a number >= 0 with unit B, kB, MB, GB (decimal) or KiB, MiB, GiB (binary), e.g. "40000B"'
 POS_SIZE_ACCEPTED = 'a positive number with unit B, kB, MB, GB (decimal) or KiB, MiB, GiB (binary), e.g. "40000B"'
 QLIMIT_ACCEPTED = 'a positive size with unit B, kB, MB, KiB, MiB, or a packet count with unit pkt, e.g. "40000B" or "167pkt"'
