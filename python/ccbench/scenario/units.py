@@ -293,9 +293,9 @@ def si_value(text: Any) -> tuple[float, str] | None:
     """
     if not isinstance(text, str) or not _NUM_RE.match(text):
         return None
-    for parse, scale, unit in ((parse_rate, 1, "bit/s"), (parse_duration, 1e-9, "s"), (parse_size, 1, "B")):
+    for parse, per_unit, unit in ((parse_rate, 1, "bit/s"), (parse_duration, 10**9, "s"), (parse_size, 1, "B")):
         try:
-            return parse(text) * scale, unit
+            return parse(text) / per_unit, unit
         except UnitError:
             continue
     try:
