@@ -52,6 +52,16 @@ def test_assignment_is_validated_and_names_the_file_path(scn, target, attr, valu
     assert getattr(table, attr, None) == before, "a refused value leaves the old one"
 
 
+def test_a_value_refused_by_a_table_check_is_not_kept(scn):
+    from ccbench.scenario import ScenarioError
+
+    scn.flows[0].transport = {"kind": "tcp", "max_rto": "1s"}
+    tcp = scn.flows[0].transport
+    with pytest.raises(ScenarioError, match=r'^flows\.voip\.transport\.min_rto: "2s" must not exceed max_rto = "1s"'):
+        tcp.min_rto = "2s"
+    assert tcp.min_rto is None and "min_rto" not in scn.dumps()
+
+
 def test_assignment_parses_units_like_the_file(scn):
     scn.run.duration = "1.5s"
     scn.topology.bottleneck.down = "1MB/s"

@@ -4,33 +4,24 @@ numeric SI twin of unit-string sweep parameters."""
 from __future__ import annotations
 
 import math
-import textwrap
 
 import pandas as pd
 import pytest
+import tomli_w
 
 from conftest import needs_core
 
-SEEDS = """
-[run]
-duration = "3s"
-seed = 5
-seeds = 3
-
-[topology]
-kind = "dumbbell"
-bottleneck = { down = "1.5Mbit", up = "256kbit", delay = "50ms", queue = { kind = "droptail", limit = "20000B" } }
-
-[[flows]]
-name = "voip"
-transport = { kind = "udp" }
-app = { kind = "cbr", size = "186B", interval = "20ms", jitter = { dist = "normal", sd = "2ms" } }
-
-[[flows]]
-name = "bulk"
-transport = { kind = "tcp" }
-app = { kind = "bulk" }
-"""
+# a VoIP stream with jitter (so seeds differ) beside a download, 3 seeds from seed 5
+SEEDS = {
+    "run": {"duration": "3s", "seed": 5, "seeds": 3},
+    "topology": {"kind": "dumbbell", "bottleneck": {"down": "1.5Mbit", "up": "256kbit", "delay": "50ms",
+                                                    "queue": {"kind": "droptail", "limit": "20000B"}}},
+    "flows": [
+        {"name": "voip", "transport": {"kind": "udp"},
+         "app": {"kind": "cbr", "size": "186B", "interval": "20ms", "jitter": {"dist": "normal", "sd": "2ms"}}},
+        {"name": "bulk", "transport": {"kind": "tcp"}, "app": {"kind": "bulk"}},
+    ],
+}
 
 
 @needs_core
@@ -40,7 +31,7 @@ def test_run_honours_seeds_saves_each_and_prints_mean_and_interval(tmp_path, ccb
     from ccbench import load_run
 
     scenario = tmp_path / "s.toml"
-    scenario.write_text(textwrap.dedent(SEEDS))
+    scenario.write_text(tomli_w.dumps(SEEDS))
     out = tmp_path / "out"
     r = ccbench_cli("run", str(scenario), "--out", str(out), "-q")
     assert r.returncode == 0, r.stderr

@@ -45,9 +45,15 @@ class Table(BaseModel):
             raise ScenarioError(
                 [Problem(f"{prefix}{name}", f"is not an accepted key (accepted keys: {', '.join(accepted_keys(type(self)))})")]
             )
+        before, was_set = self.__dict__.get(name), name in self.model_fields_set
         try:
             super().__setattr__(name, value)
         except ValidationError as e:
+            # pydantic has already stored the value when a model-level check fails
+            # (min_rto > max_rto): put the old one back, the table stays valid
+            self.__dict__[name] = before
+            if not was_set:
+                self.model_fields_set.discard(name)
             err = from_validation_error(e, {name: value})
             raise ScenarioError(
                 [Problem(f"{prefix}{p.path}" if p.path else prefix.rstrip("."), p.message) for p in err.problems]
