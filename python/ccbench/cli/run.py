@@ -29,8 +29,10 @@ def flow_table(run, title: str):
     return t
 
 
-def seeds_table(summary, title: str, n: int) -> Table:
+def seeds_table(summary, title: str, n: int):
     """The per-flow table of several seeds: mean ± half-width of the 95 % t-interval."""
+    from rich.table import Table
+
     t = Table(title=title, title_justify="left")
     t.caption = f"mean ± 95% confidence half-width over {n} seeds (t-distribution); delay in ms"
     for col in ("flow", "transport", "goodput", "loss", "p50", "p95", "p99", "max"):
