@@ -159,7 +159,7 @@ POS_SIZE_ACCEPTED = 'a positive number with unit B, kB, MB, GB (decimal) or KiB,
 QLIMIT_ACCEPTED = 'a positive size with unit B, kB, MB, KiB, MiB, or a packet count with unit pkt, e.g. "40000B" or "167pkt"'
 
 #: what a bare number would be written as, for the "needs a unit" hint
-_EXAMPLE_UNIT = {"rate": "Mbit", "duration": "s", "size": "B", "queue limit": "pkt"}
+_EXAMPLE_UNIT = {"rate": "bit", "duration": "s", "size": "B", "queue limit": "pkt"}
 
 
 def _did_you_mean(unit: str, table: dict[str, int]) -> str:
