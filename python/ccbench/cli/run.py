@@ -70,11 +70,11 @@ def run_cmd(
 ) -> None:
     """Simulate a scenario and print per-flow throughput, loss and delay percentiles.
 
-    Every repetition of run.seeds runs (--seeds overrides the count); with more than
-    one, the table shows per flow the mean and the 95% confidence interval
-    (t-distribution) over the seeds, and each run is saved in OUT/seed-N/ beside
-    OUT/summary.parquet (per-flow mean and interval) and OUT/flows.parquet (every
-    seed's flow table).
+    Every repetition of run.seeds runs (--seeds overrides the count); with
+    more than one, the table shows per flow the mean and the 95% confidence
+    interval (t-distribution) over the seeds, and each run is saved in
+    OUT/seed-N/ beside OUT/summary.parquet (per-flow mean and interval) and
+    OUT/flows.parquet (every seed's flow table).
 
     The run is saved before anything else is done with it, so nothing is lost:
     load it again in Python with ccbench.load_run(DIR).
