@@ -36,7 +36,8 @@ def seeds_table(summary, title: str, n: int):
     t = Table(title=title, title_justify="left")
     t.caption = f"mean ± 95% confidence half-width over {n} seeds (t-distribution); delay in ms"
     for col in ("flow", "transport", "goodput", "loss", "p50", "p95", "p99", "max"):
-        t.add_column(col, justify="left" if col in ("flow", "transport") else "right", no_wrap=True)
+        text = col in ("flow", "transport")  # names fold rather than push numbers off the table
+        t.add_column(col, justify="left" if text else "right", no_wrap=not text, overflow="fold")
 
     def pm(metric: str, scale: float, unit: str = "") -> str:
         # one unit for the mean and its half-width, so the pair stays short
