@@ -84,34 +84,34 @@ class Run:
 
     def _flow_cells(self) -> list[tuple[str, str, str]]:
         """(flow, goodput, p95 delay) as printed by ``ccbench run``."""
-        from ccbench.cli.run import _fmt_ms, _fmt_rate
+        from ccbench.fmt import fmt_rate, fmt_time
 
         rows = []
         for r in self.flows.itertuples(index=False):
             p95 = getattr(r, "delay_p95_s", float("nan"))
-            rows.append((str(r.flow), _fmt_rate(float(r.goodput_bps)), _fmt_ms(float(p95))))
+            rows.append((str(r.flow), fmt_rate(r.goodput_bps), fmt_time(p95)))
         return rows
 
     def __repr__(self) -> str:
         cells = self._flow_cells()
-        shown = "; ".join(f"{f} {g}" + (f" p95 {d} ms" if d != "-" else "") for f, g, d in cells[:4])
+        shown = "; ".join(f"{f} {g}" + (f" p95 {d}" if d != "-" else "") for f, g, d in cells[:4])
         more = f"; +{len(cells) - 4} more" if len(cells) > 4 else ""
         return f"<Run {self._headline()}: {shown}{more}>"
 
     def _repr_html_(self) -> str:
         import html
 
-        from ccbench.cli.run import _fmt_ms, _fmt_pct, _fmt_rate
+        from ccbench.fmt import fmt_pct, fmt_rate, fmt_time
 
         table = pd.DataFrame(
             {
                 "flow": self.flows["flow"].astype(str),
                 "transport": self.flows.get("transport", pd.Series([""] * len(self.flows))).astype(str),
                 "cc": self.flows.get("cc", pd.Series([""] * len(self.flows))).astype(str),
-                "goodput": [_fmt_rate(float(v)) for v in self.flows["goodput_bps"]],
-                "loss": [_fmt_pct(float(v)) for v in self.flows["loss_rate"]],
+                "goodput": [fmt_rate(v) for v in self.flows["goodput_bps"]],
+                "loss": [fmt_pct(v) for v in self.flows["loss_rate"]],
                 **{
-                    f"delay {q} (ms)": [_fmt_ms(float(v)) for v in self.flows[f"delay_{q}_s"]]
+                    f"delay {q}": [fmt_time(v, unit="ms") for v in self.flows[f"delay_{q}_s"]]
                     for q in ("p50", "p95", "p99", "max")
                     if f"delay_{q}_s" in self.flows
                 },

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import typer
 
 from ccbench.cli.errors import fail
-from ccbench.fmt import fmt_pct, fmt_rate, fmt_time
+from ccbench.fmt import fmt_number, fmt_pct, fmt_rate, fmt_time
+
+_SI_PREFIX = {"k": 1e3, "M": 1e6, "G": 1e9, "T": 1e12}
 
 
 def flow_table(run, title: str):
@@ -40,16 +43,16 @@ def seeds_table(summary, title: str, n: int):
         t.add_column(col, justify="left" if text else "right", no_wrap=not text, overflow="fold")
 
     def pm(metric: str, scale: float, unit: str = "") -> str:
-        # one unit for the mean and its half-width, so the pair stays short
+        # the mean and its half-width in the mean's unit, so the pair stays short
         mean, half = getattr(r, f"{metric}_mean"), getattr(r, f"{metric}_ci")
         if not math.isfinite(mean):
             return "-"
         if metric == "goodput_bps":
-            scale, unit = next(((d, u) for u, d in (("Gbit/s", 1e9), ("Mbit/s", 1e6), ("kbit/s", 1e3)) if mean >= d), (1, "bit/s"))
-            unit = " " + unit
-        text = f"{mean / scale:.3g}"
+            unit = " " + fmt_rate(mean).split(" ", 1)[1]  # "kbit/s"
+            scale = _SI_PREFIX.get(unit.strip()[0], 1.0) if unit.strip() != "bit/s" else 1.0
+        text = fmt_number(mean / scale)
         if math.isfinite(half):
-            text += f" ± {half / scale:.2g}"
+            text += f" ± {fmt_number(half / scale, 2)}"
         return text + unit
 
     for r in summary.itertuples(index=False):
