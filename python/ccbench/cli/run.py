@@ -86,14 +86,12 @@ def run_cmd(
     Example: ccbench run examples/adsl1_voip.toml --seed 3 --out runs/adsl
     """
     from ccbench.backends.sim import simulate
-    from ccbench.cli.progress import sim_progress
+    from ccbench.cli.progress import output_console, sim_progress
     from ccbench.scenario import load_scenario
 
     sc = load_scenario(scenario)
     first = sc.run.seed if seed is None else seed
     seed_list = [first + i for i in range(sc.run.seeds if seeds is None else seeds)]
-    from ccbench.cli.progress import output_console
-
     console = output_console()
     if len(seed_list) > 1:
         _run_seeds(sc, scenario, seed_list, out, no_save, quiet, console)
