@@ -42,7 +42,8 @@ def plot_cmd(
 
     Example: ccbench plot runs/adsl --what delay --what queue --flow voip --format svg
     """
-    from ccbench.plots import NothingToPlot, PlotError, UnknownSelection, seconds
+    from ccbench.cli.quantities import duration_s
+    from ccbench.plots import NothingToPlot, UnknownSelection
 
     asked = list(what or [])
     bad = [w for w in asked if w not in WHAT]
@@ -50,11 +51,7 @@ def plot_cmd(
         raise fail(f"--what: {bad[0]!r} is not a figure (accepted: {', '.join(WHAT)})")
     if fmt not in FORMATS:
         raise fail(f"--format: {fmt!r} is not accepted (accepted: {', '.join(FORMATS)})")
-    if bin is not None:
-        try:
-            seconds(bin, "--bin")
-        except PlotError as e:
-            raise fail(str(e))
+    bin_s = None if bin is None else duration_s(bin, "--bin")
     from ccbench.run import Run
 
     run = Run.load(run_dir)
@@ -73,7 +70,7 @@ def plot_cmd(
             else:
                 path = target / f"{w}.{fmt}"
                 if w == "goodput":
-                    plots.goodput(flows=flows, bin=bin, path=path)
+                    plots.goodput(flows=flows, bin=bin_s, path=path)
                 elif w == "delay":
                     plots.delay(flows=flows, path=path)
                 elif w == "cwnd":
