@@ -91,3 +91,18 @@ def test_mixed_bytes_and_packets_get_no_si_column():
     assert si_column("q", ["14pkt", "20000B"]) is None
     assert si_column("q", ["14pkt", "20pkt", None]) == ("q (pkt)", [14.0, 20.0, None])
     assert si_column("r", ["1MB/s", "10Mbit"]) == ("r (bit/s)", [8e6, 1e7])
+
+
+@needs_core
+def test_a_real_sweep_stores_and_queries_the_si_column(tmp_path):
+    from ccbench.sweep import SweepSpec, connect, run_sweep
+    from ccbench.scenario import Scenario
+
+    base = dict(SEEDS, run={"duration": "500ms", "seed": 1})
+    spec = SweepSpec(scenario=Scenario.from_dict(base), grid={"topology.bottleneck.queue.limit": ["100000B", "20000B"]})
+    run_sweep(spec, tmp_path / "sw", jobs=1, progress=False)
+    con = connect(tmp_path / "sw")
+    rows = con.execute(
+        'SELECT "topology.bottleneck.queue.limit", "topology.bottleneck.queue.limit (B)" FROM runs ORDER BY 2'
+    ).fetchall()
+    assert rows == [("20000B", 20000.0), ("100000B", 100000.0)]
