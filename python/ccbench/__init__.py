@@ -22,6 +22,7 @@ _LAZY = {
     "load_scenario": ("ccbench.scenario", "load_scenario"),
     "Scenario": ("ccbench.scenario", "Scenario"),
     "simulate": ("ccbench.backends.sim", "simulate"),
+    "predict": ("ccbench.predict", "predict"),
     "Run": ("ccbench.run", "Run"),
     "load_run": ("ccbench.run", "load_run"),
 }

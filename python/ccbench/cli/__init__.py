@@ -27,6 +27,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "cc": ("ccbench.cli.cc", "Congestion-control algorithms of the simulator and their parameters."),
     "presets": ("ccbench.cli.presets", "List the application presets a scenario can name."),
     "model": ("ccbench.cli.model", "Analytical models (PFTK, Mathis, Cardwell, Brosh, Weigle, Wei, Lübben)."),
+    "predict": ("ccbench.cli.predict", "Every analytical model of every flow of a scenario, inputs from the file."),
     "estimate": ("ccbench.cli.estimate", "Estimate the service curve and attainable rate of a path (Lübben & Fidler)."),
     "reproduce": ("ccbench.cli.reproduce", "Reproduce a founding study and print our numbers next to the paper's."),
     "probe": ("ccbench.cli.probe", "Measure a real path's loss process with UDP probes (Wei thesis §4.3)."),
@@ -51,7 +52,8 @@ app = typer.Typer(
         "Examples:\n\n"
         "  ccbench run examples/adsl1_voip.toml --seed 1 --out runs/adsl\n\n"
         "  ccbench validate examples/adsl1_voip.toml\n\n"
-        "  ccbench model pftk --rtt-ms 100 --loss 0.01\n\n"
+        "  ccbench model pftk --rtt 100ms --loss 1%\n\n"
+        "  ccbench predict examples/brosh_droptail.toml\n\n"
         "  ccbench bench"
     ),
     no_args_is_help=True,

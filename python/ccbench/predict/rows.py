@@ -163,7 +163,7 @@ def luebben_window_row(fi: FlowInputs) -> dict[str, Any]:
 def luebben_periodic_row(fi: FlowInputs) -> dict[str, Any]:
     from ccbench.models import luebben
 
-    bad = _need_loss(fi, "luebben-periodic")
+    bad = _need_loss(fi, "luebben-periodic") or _aimd_only(fi, "luebben-periodic")
     if bad:
         return bad
     m = luebben.periodic_loss_window(fi.p, fi.rtt_s, b=fi.b)
