@@ -1,9 +1,12 @@
-"""``ccbench compare``: the simulator against the real kernel TCP on one scenario.
+"""``ccbench compare``: one scenario answered several ways, side by side.
 
-Runs the scenario in the simulator (``backends.sim.simulate``) and in the emulator
-(``backends.emu.emulate``) with the same seed, prints per flow goodput, RTT
-percentiles, loss rate and application-delay percentiles side by side with the
-relative difference (emu - sim) / sim, and plots the cwnd traces of both together.
+``--ways sim,emu,model,estimate`` (default: every way this machine can run; the
+emulator needs root and network namespaces): the simulator, the emulator (real kernel
+TCP), the analytical models (:mod:`ccbench.predict`) and Lübben & Fidler's
+service-curve estimate from each CBR flow's timestamps. Per flow and metric one column
+per way and the difference of each to the simulator; model rows are marked against
+the model's known accuracy (:mod:`ccbench.predict.accuracy`). With sim and emu the
+cwnd traces of both are plotted together (``compare_runs`` / ``plot_cwnd``).
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from pathlib import Path
 import pandas as pd
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from ccbench.cli.errors import fail
@@ -89,56 +93,168 @@ def plot_cwnd(sim, emu, path: str | Path):
     return path
 
 
+def _value(x: float, unit: str) -> str:
+    if unit == "s":
+        return "-" if not math.isfinite(x) else f"{x:.3g} s"
+    if unit == "frac":
+        return "-" if not math.isfinite(x) else f"{x:.3f}"
+    return _fmt(x, unit)
+
+
+def ways_table(long: pd.DataFrame, title: str, xi: float) -> Table:
+    """Per flow and metric: the value of each way and its difference to the simulator."""
+    from ccbench.predict.compare import METRICS
+
+    t = Table(title=title, title_justify="left")
+    t.caption = ("vs sim = (way - sim) / sim; model rows: [green]in[/green] / [red]out of[/red] the model's known "
+                 f"accuracy (ccbench.predict.accuracy); delay (1-ξ) quantile / bound: ξ = {xi:g}, sim/emu observed, "
+                 "estimate = Lübben & Fidler bound")
+    for col in ("flow", "metric", "way", "value", "vs sim"):
+        t.add_column(col, justify="left" if col in ("flow", "metric", "way") else "right", no_wrap=True)
+    order = {m: i for i, m in enumerate(METRICS)}
+    last_flow = last_metric = None
+    flows = list(dict.fromkeys(long["flow"]))
+    df = long.assign(_f=long["flow"].map({f: i for i, f in enumerate(flows)}), _m=long["metric"].map(order),
+                     _w=long["way"].map(lambda w: {"sim": 0, "emu": 1, "estimate": 3}.get(w, 2)))
+    for r in df.sort_values(["_f", "_m", "_w"], kind="stable").itertuples(index=False):
+        label, unit = METRICS.get(r.metric, (r.metric, ""))
+        label = escape(label)
+        rel = "" if r.way == "sim" or not math.isfinite(r.vs_sim) else f"{r.vs_sim * 100:+.1f}%"
+        if r.in_band is True:
+            rel = f"[green]{rel}[/green]"
+        elif r.in_band is False:
+            rel = f"[red]{rel}[/red]"
+        t.add_row(str(r.flow) if r.flow != last_flow else "",
+                  label if (r.flow, r.metric) != (last_flow, last_metric) else "", r.way, _value(r.value, unit), rel)
+        last_flow, last_metric = r.flow, r.metric
+    return t
+
+
 def compare_cmd(
     scenario: Path = typer.Argument(..., help="Scenario file (TOML).", show_default=False),
+    ways: str = typer.Option(None, "--ways", help="Comma-separated ways: sim, emu, model, estimate. Default: every way "
+                             "this machine can run (emu needs root, /dev/net/tun, ip and ccemu)."),
     seed: int = typer.Option(None, "--seed", "-s", help="Run seed (default: the scenario's run.seed)."),
-    out: Path = typer.Option(None, "--out", "-o", help="Directory for both runs (sim/, emu/), the table (compare.csv) and cwnd.png. Default: runs/<scenario>-compare-seed<N>."),
+    xi: float = typer.Option(0.05, "--xi", help="Violation probability of the service-curve estimate: its delay "
+                             "bound is set against the observed (1-xi)-quantile."),
+    deadline: str = typer.Option("150ms", "--deadline", help="Playout deadline of the models' late fraction."),
+    duration: str = typer.Option(None, "--duration", help='Simulated/emulated time (e.g. "30s"; default: the '
+                                 "scenario's)."),
+    out: Path = typer.Option(None, "--out", "-o", help="Directory for the runs (sim/, emu/), compare.csv, "
+                             "prediction.csv and the figures. Default: runs/<scenario>-compare-seed<N>."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bars."),
 ) -> None:
-    """Simulator vs real kernel TCP: goodput, RTT, loss and delay side by side, cwnd plotted together.
+    """One scenario four ways: simulator, kernel (emulator), analytical models, service-curve estimate.
 
-    Needs what ``ccbench emu run`` needs (root, /dev/net/tun, ip, ccemu).
+    Per flow: goodput, loss, RTT, delay mean and percentiles, completion time, each way
+    side by side with its difference to the simulator; model rows marked against the
+    model's known accuracy. Figure: per flow, goodput and delay percentiles by way.
 
-    Example: sudo ccbench compare examples/adsl1_voip.toml --seed 1
+    Examples:
+
+      ccbench compare examples/brosh_droptail.toml --ways sim,model,estimate --duration 40s
+
+      sudo ccbench compare examples/emu/reno_10mbit.toml          # every way, emulator included
     """
-    from ccbench.backends.emu import emulate
     from ccbench.backends.sim import SimulationError, simulate
     from ccbench.cli.progress import sim_progress
-    from ccbench.emu import EmulationError, require
-    from ccbench.scenario import load_scenario
+    from ccbench.predict import options
+    from ccbench.predict.compare import (WAYS, available_ways, compare_long, estimate_metrics, model_metrics,
+                                         plot_comparison, run_metrics)
 
-    sc = load_scenario(scenario)
-    try:
-        require()
-    except EmulationError as e:
-        raise fail(str(e))
-    try:
-        with sim_progress(f"simulating {scenario.name}", enabled=not quiet) as progress:
-            sim = simulate(sc, seed=seed, progress=progress)
-    except SimulationError as e:
-        raise fail(f"simulator: {e}")
-    try:
-        with sim_progress(f"emulating {scenario.name}", enabled=not quiet) as progress:
-            emu = emulate(sc, seed=seed, progress=progress)
-    except EmulationError as e:
-        raise fail(f"emulator: {e}")
-    target = out or Path("runs") / f"{scenario.stem}-compare-seed{sim.meta['seed']}"
-    sim.save(target / "sim")
-    emu.save(target / "emu")
-    df = compare_runs(sim, emu)
-    df.to_csv(target / "compare.csv", index=False)
-    console = Console()
-    console.print(compare_table(df, f"{scenario.name}  seed {sim.meta['seed']}: simulator vs kernel {emu.meta['versions'].get('kernel', '')}"))
-    if len(sim.cwnd) or len(emu.cwnd):
-        png = plot_cwnd(sim, emu, target / "cwnd.png")
-        console.print(f"cwnd plot: {png}")
-    timing = emu.meta["emu"]["timing_error_ns"]
-    for d, v in timing.items():
-        p = v.get("percentiles", {})
-        if v.get("count") and p.get("p99") is not None:
-            console.print(f"[dim]emulator timing error {d}: p50 {fmt_time(p['p50'] / 1e9)}, p99 {fmt_time(p['p99'] / 1e9)}[/dim]")
-    for msg in emu.meta["emu"]["ignored"]:
-        console.print(f"[yellow]ignored by the emulator:[/yellow] {msg}")
+    can, why = available_ways()
+    if ways is None:
+        chosen = can
+    else:
+        chosen = [w.strip() for w in ways.split(",") if w.strip()]
+        bad = [w for w in chosen if w not in WAYS]
+        if bad or not chosen:
+            raise typer.BadParameter(f"{ways!r} is not accepted (accepted: a comma-separated list of {', '.join(WAYS)})",
+                                     param_hint="--ways")
+        for w in chosen:
+            if w not in can:
+                raise fail(f"--ways {w}: this machine cannot run it ({why.get(w, 'unavailable')})")
+    if not (0 < xi < 1):
+        raise typer.BadParameter(f"{xi!r} is not accepted (accepted: a probability 0 < xi < 1)", param_hint="--xi")
+    deadline_s = options.duration_s(deadline, "--deadline")
+    duration_s = options.duration_s(duration, "--duration")
+    from ccbench.cli.predict import load_for_models
+
+    sc = load_for_models(scenario)
+    if sc is None:
+        raise fail(f"{scenario}: the scenario has no flows (accepted: a scenario with [[flows]])")
+    if duration_s is not None:
+        sc = sc.with_values({"run.duration": f"{round(duration_s * 1e9)}ns"})
+    console = Console(width=max(Console().width, 120))
+    runs: dict = {}
+    # The simulator run also measures p for the models and carries the timestamps the
+    # estimate uses, so it runs whenever any of those ways is asked for.
+    if any(w in chosen for w in ("sim", "model", "estimate")):
+        try:
+            with sim_progress(f"simulating {scenario.name}", enabled=not quiet) as progress:
+                runs["sim"] = simulate(sc, seed=seed, progress=progress)
+        except SimulationError as e:
+            raise fail(f"simulator: {e}")
+    if "emu" in chosen:
+        from ccbench.backends.emu import emulate
+        from ccbench.emu import EmulationError
+
+        try:
+            with sim_progress(f"emulating {scenario.name}", enabled=not quiet) as progress:
+                runs["emu"] = emulate(sc, seed=seed, progress=progress)
+        except EmulationError as e:
+            raise fail(f"emulator: {e}")
+    seed_used = next(iter(runs.values())).meta["seed"]
+    target = out or Path("runs") / f"{scenario.stem}-compare-seed{seed_used}"
+    parts = []
+    for way in ("sim", "emu"):
+        if way in runs:
+            runs[way].save(target / way)
+            if way in chosen:
+                parts.append(run_metrics(runs[way], way, xi))
+    if "sim" not in chosen and "sim" in runs:
+        parts.append(run_metrics(runs["sim"], "sim", xi))  # the reference column
+    estimates = []
+    if "model" in chosen:
+        from ccbench.predict import predict
+
+        pred = predict(sc, run=runs["sim"], deadline_s=deadline_s)
+        pred.to_csv(target / "prediction.csv", index=False)
+        parts.append(model_metrics(pred))
+    if "estimate" in chosen:
+        est_rows, estimates = estimate_metrics(sc, runs.get("emu") if "sim" not in runs else runs["sim"], xi)
+        parts.append(est_rows)
+    long = compare_long(parts)
+    long.to_csv(target / "compare.csv", index=False)
+    console.print(ways_table(long, f"{scenario.name}  seed {seed_used}: {', '.join(chosen)}", xi))
+    if "model" in chosen:
+        invalid = pred[~pred["valid"]]
+        for (model, why_not), g in invalid.groupby(["model", "why_not"], sort=False):
+            names = list(g["flow"])
+            who = ", ".join(names) if len(names) <= 4 else f"{names[0]} .. {names[-1]} ({len(names)} flows)"
+            console.print(escape(f"not applicable: {model} for {who}: {why_not}"), style="dim")
+    for fe in estimates:
+        if fe.status.startswith("accepted"):
+            console.print(f"estimate {fe.flow}: S(t) = {fe.rate_bps / 1e3:.4g} kbit/s \\[t - {fe.quantile_s * 1e3:.1f} ms]+, "
+                          f"eps = {xi:g}; delay bound {fe.bound_s * 1e3:.1f} ms vs observed (1-xi)-quantile "
+                          f"{fe.observed_q_s * 1e3:.1f} ms" + (" (samples dependent)" if fe.status != "accepted" else ""))
+        else:
+            console.print(escape(f"estimate {fe.flow}: no service curve ({fe.status}: {fe.reason})"), style="yellow")
+    if len(long):
+        console.print(f"figure: {plot_comparison(long, target / 'compare.png')}")
+    if "sim" in runs and "emu" in runs and (len(runs["sim"].cwnd) or len(runs["emu"].cwnd)):
+        console.print(f"cwnd plot: {plot_cwnd(runs['sim'], runs['emu'], target / 'cwnd.png')}")
+    if "emu" in runs:
+        emu = runs["emu"]
+        for d, v in emu.meta["emu"]["timing_error_ns"].items():
+            p = v.get("percentiles", {})
+            if v.get("count") and p.get("p99") is not None:
+                console.print(f"[dim]emulator timing error {d}: p50 {p['p50'] / 1e3:.1f} us, p99 {p['p99'] / 1e3:.1f} us[/dim]")
+        for msg in emu.meta["emu"]["ignored"]:
+            console.print(f"[yellow]ignored by the emulator:[/yellow] {msg}")
+    for w in ("emu",):
+        if ways is None and w in why:
+            console.print(f"[dim]not run: {w} ({why[w]})[/dim]")
     console.print(f"saved to {target}")
 
 

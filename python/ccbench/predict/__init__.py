@@ -38,8 +38,12 @@ __all__ = ["predict", "predict_and_run", "prepare", "measured_inputs", "COLUMNS"
 LOSS_FROM = ("sim", "emu", "scenario")
 
 
-def measured_inputs(run) -> dict[str, tuple[float, float, float]]:
-    """Per flow name: (loss rate, median RTT [s], median RTO [s]) measured in ``run``."""
+def measured_inputs(run) -> dict[str, tuple[float, float, float, float]]:
+    """Per flow name: (loss rate, median RTT [s], median RTO [s], loss-indication rate)
+    measured in ``run``. The loss-indication rate is loss events (fast recoveries and
+    timeouts) per packet sent: the p PFTK measured in its traces ("the ratio of loss
+    indications to packets sent"); on drop-tail queues losses come in bursts and it is
+    well below the packet loss rate."""
     out = {}
     rto = {}
     if len(run.cwnd):
@@ -49,8 +53,11 @@ def measured_inputs(run) -> dict[str, tuple[float, float, float]]:
     for r in run.flows.itertuples(index=False):
         name = str(r.flow)
         p = float(getattr(r, "loss_rate", math.nan))
+        sent = float(getattr(r, "pkts_sent", math.nan))
+        events = float(getattr(r, "loss_events", math.nan))
+        ind = events / sent if sent > 0 and math.isfinite(events) else math.nan
         out[name] = (0.0 if not math.isfinite(p) else p, float(getattr(r, "rtt_p50_s", math.nan)),
-                     float(rto.get(name, math.nan)))
+                     float(rto.get(name, math.nan)), ind)
     return out
 
 
@@ -94,9 +101,11 @@ def prepare(scenario, *, loss_from: str = "sim", run=None, loss: Optional[float]
     source = (run.meta.get("backend", loss_from) if run is not None else "")
     for fi in need_run:
         if fi.flow in measured:
-            p, rtt, rto = measured[fi.flow]
+            p, rtt, rto, ind = measured[fi.flow]
             fi.with_loss(p, source, rtt_s=rtt if fi.transport == "tcp" else None,
                          t0_s=rto if fi.transport == "tcp" else None)
+            if math.isfinite(ind) and fi.transport == "tcp":
+                fi.p_indication = ind
         else:
             fi.with_loss(None, "")
     return fis, run

@@ -18,7 +18,10 @@ Each value says where it comes from (``FlowInputs.sources``):
 * **p**: the scenario's loss model on the forward path when there is one (``scenario``);
   otherwise the flow's measured loss rate in a run of the scenario (``sim`` or
   ``emu``), with the measured median RTT (queueing included) in place of the base RTT:
-  where the flows cause their own losses they also fill the queue.
+  where the flows cause their own losses they also fill the queue. The steady-state
+  throughput formulas (PFTK, Mathis, periodic loss) then take the measured
+  loss-indication rate (loss events per packet sent), the p of PFTK's own trace
+  analysis: drop-tail losses come in bursts that TCP answers once.
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
-from ccbench.scenario.apps import Bulk, Cbr, Preset, Web
+from ccbench.scenario.apps import Bulk, Cbr, OnOff, Preset, Vbr, Web
 from ccbench.scenario.transport import Tcp
 
 from .path import FlowPath, flow_path
@@ -65,8 +68,9 @@ class FlowInputs:
     bottleneck_name: str
     buffer_bytes: Optional[float]
     droptail: bool
-    sharing: int  # resolved flows whose forward path crosses the bottleneck link
+    sharing: int  # flows on the bottleneck that take what they can (greedy, transfers, web)
     greedy_sharing: int  # greedy TCP flows among them
+    others_bps: float  # mean rate of the rate-limited flows on the bottleneck (CBR, on/off, VBR)
     pacing: bool
     ecn: bool
     transfer_bytes: Optional[float] = None
@@ -79,6 +83,8 @@ class FlowInputs:
     rtt_s: float = math.nan
     t0_s: float = math.nan
     loss_source: str = ""
+    #: Loss indications per packet sent, when measured in a run (None otherwise).
+    p_indication: Optional[float] = None
     notes: list[str] = field(default_factory=list)
     sources: dict[str, str] = field(default_factory=dict)
 
@@ -88,8 +94,10 @@ class FlowInputs:
 
     @property
     def fair_share_bps(self) -> float:
-        """Bottleneck capacity divided among the flows crossing it, in payload bit/s."""
-        return self.bottleneck_bps * self.mss / self.packet_bytes / max(self.sharing, 1)
+        """The bottleneck's payload capacity left by the rate-limited flows, divided among
+        the flows that take what they can (max-min fair share), in bit/s."""
+        cap = self.bottleneck_bps * self.mss / self.packet_bytes
+        return max(cap - self.others_bps, cap / 100.0) / max(self.sharing, 1)
 
     @property
     def cbr_rate_bps(self) -> float:
@@ -103,6 +111,19 @@ class FlowInputs:
         self.sources.update(p=source, rtt="topology" if rtt_s is None else f"{source} (median RTT)",
                             t0="RTT + min_rto" if t0_s is None else f"{source} (median RTO)")
         return self
+
+
+def _app_rate_bps(app: Any) -> Optional[float]:
+    """Mean offered rate of a rate-limited application; None for one that takes what it can."""
+    if isinstance(app, Preset):
+        app = app.expand()
+    if isinstance(app, Cbr):
+        return app.rate_bps()
+    if isinstance(app, OnOff):
+        return app.mean_rate_bps()
+    if isinstance(app, Vbr):
+        return float(app.rate)
+    return None
 
 
 def _app(app: Any) -> tuple[str, dict[str, Any]]:
@@ -134,6 +155,8 @@ def flow_inputs(scenario) -> list[FlowInputs]:
         on_link = [i for i, p in enumerate(paths) if bott.name in {lk.name for lk in p.forward}
                    and (p.bottleneck.name == bott.name)]
         greedy = [i for i in on_link if kinds[i][0] == "greedy" and isinstance(flows[i].flow.transport, Tcp)]
+        rates = {i: _app_rate_bps(flows[i].flow.app) for i in on_link}
+        others = sum(r for r in rates.values() if r is not None)
         sndbuf = (tr.sndbuf or LINUX_SNDBUF) if tcp else LINUX_SNDBUF
         rcvbuf = (tr.rcvbuf or LINUX_RCVBUF) if tcp else LINUX_RCVBUF
         data_bytes = mss + header if tcp or kind != "cbr" else extra["cbr_size"] + header
@@ -156,7 +179,8 @@ def flow_inputs(scenario) -> list[FlowInputs]:
             bottleneck_name=bott.name,
             buffer_bytes=bott.buffer_bytes(mss + header),
             droptail=bott.is_droptail,
-            sharing=len(on_link),
+            sharing=sum(1 for r in rates.values() if r is None),
+            others_bps=others,
             greedy_sharing=len(greedy),
             pacing=bool(tcp and tr.pacing not in (None, False, "off")) or (tcp and tr.cc is not None and tr.cc.name.startswith("bbr")),
             ecn=bool(tcp and tr.ecn),

@@ -4,7 +4,7 @@ Every function takes a :class:`~ccbench.predict.inputs.FlowInputs` with its loss
 returns a dict with the :data:`COLUMNS` it knows; :func:`rows_for` picks the models by
 the flow's traffic:
 
-* greedy TCP: ``pftk`` (eq. 32), ``pftk-approx`` (eq. 33), ``mathis`` (random-loss
+* greedy TCP (p: the loss-indication rate when measured in a run): ``pftk`` (eq. 32), ``pftk-approx`` (eq. 33), ``mathis`` (random-loss
   constant of Mathis Table 1), ``wei-sync`` (several greedy flows on a drop-tail
   bottleneck), ``luebben-window`` (static window, loss-free path) and
   ``luebben-periodic`` (periodic-loss sawtooth);
@@ -84,6 +84,11 @@ def _pkts_to_goodput(fi: FlowInputs, pkts_per_s: float) -> float:
     return pkts_per_s * fi.mss * 8.0 * (1.0 - fi.p)
 
 
+def _p_steady(fi: FlowInputs) -> float:
+    """p for the steady-state rate formulas: the loss-indication rate when measured."""
+    return fi.p_indication if fi.p_indication is not None and fi.p_indication > 0 else fi.p
+
+
 # --------------------------------------------------------------------------- greedy
 
 
@@ -95,8 +100,9 @@ def pftk_row(fi: FlowInputs, approximate: bool = False) -> dict[str, Any]:
     if bad:
         return bad
     f = pftk.throughput_approx_pkts_per_s if approximate else pftk.throughput_pkts_per_s
-    rate = float(f(fi.rtt_s, fi.p, t0_s=fi.t0_s, b=fi.b, w_max_pkts=fi.w_max_pkts))
-    return _cap(fi, _pkts_to_goodput(fi, rate), _row(fi, name))
+    p = _p_steady(fi)
+    rate = float(f(fi.rtt_s, p, t0_s=fi.t0_s, b=fi.b, w_max_pkts=fi.w_max_pkts))
+    return _cap(fi, _pkts_to_goodput(fi, rate), _row(fi, name, loss_rate=p))
 
 
 def mathis_row(fi: FlowInputs) -> dict[str, Any]:
@@ -106,9 +112,11 @@ def mathis_row(fi: FlowInputs) -> dict[str, Any]:
     if bad:
         return bad
     C = mathis.mathis_constant(1, "random")
-    rate = float(mathis.throughput_pkts_per_s(fi.rtt_s, fi.p, C=C))
+    p = _p_steady(fi)
+    rate = float(mathis.throughput_pkts_per_s(fi.rtt_s, p, C=C))
     rate = min(rate, fi.w_max_pkts / fi.rtt_s)
-    return _cap(fi, _pkts_to_goodput(fi, rate), _row(fi, "mathis", note=f"C = {C} (random loss, Mathis Table 1)"))
+    return _cap(fi, _pkts_to_goodput(fi, rate), _row(fi, "mathis", loss_rate=p,
+                                                     note=f"C = {C} (random loss, Mathis Table 1)"))
 
 
 def _aimd_only(fi: FlowInputs, model: str):
@@ -138,7 +146,7 @@ def wei_sync_row(fi: FlowInputs) -> dict[str, Any]:
     else:
         lam = wei_sync.sync_rate_bursty_asymptotic(S=S, L=float(n), w=w)
     res = wei_sync.sync_throughput_with_buffer(algo, bdp_pkts=bdp, buffer_pkts=buf, n_flows=n)
-    goodput = res.fraction * fi.bottleneck_bps * fi.mss / pkt / n
+    goodput = res.fraction * fi.fair_share_bps
     return _row(fi, "wei-sync", goodput_bps=goodput, sync_rate=min(lam, 1.0),
                 note=(f"goodput: lower bound under full synchronisation ({res.fraction:.3f} of capacity, "
                       f"{n} flows); sync_rate: eq. (3.{5 if fi.pacing else 4}), S = cd + B + N = {S:.0f} pkts"))
@@ -166,15 +174,16 @@ def luebben_periodic_row(fi: FlowInputs) -> dict[str, Any]:
     bad = _need_loss(fi, "luebben-periodic") or _aimd_only(fi, "luebben-periodic")
     if bad:
         return bad
-    m = luebben.periodic_loss_window(fi.p, fi.rtt_s, b=fi.b)
+    p = _p_steady(fi)
+    m = luebben.periodic_loss_window(p, fi.rtt_s, b=fi.b)
     rate = m.long_term_rate_pkts_per_s * fi.mss * 8.0
     if fi.kind == "cbr":
         u = fi.cbr_rate_bps / fi.connections / rate
         pb = float(luebben.periodic_loss_buffering_probability(u))
-        return _row(fi, "luebben-periodic", p_sender_buffering=pb,
+        return _row(fi, "luebben-periodic", p_sender_buffering=pb, loss_rate=p,
                     note=f"utilisation {u:.2f} of the long-term rate {rate / 1e6:.3g} Mbit/s; "
                          "no stack buffering below 2/3 (Sec. V-B)")
-    return _cap(fi, rate * (1 - fi.p), _row(fi, "luebben-periodic",
+    return _cap(fi, rate * (1 - fi.p), _row(fi, "luebben-periodic", loss_rate=p,
                                              note="sawtooth W_max/2..W_max, W_max = sqrt(8/(3bp)) (Sec. V-B)"))
 
 
@@ -210,15 +219,22 @@ def weigle_row(fi: FlowInputs) -> dict[str, Any]:
     if proto is None:
         return _no(fi, "weigle", f"cc = {fi.cc!r} is not in the LB-CC library (Reno, Tahoe, Scalable, HighSpeed, SRF)")
     n = int(math.ceil(fi.transfer_bytes / fi.mss))
-    K = min(fi.w_max_pkts, float(MAX_SS_DEPTH), max(64.0, 4.0 * n))
+    # The chain starts at window 1; Linux starts at init_cwnd. A window-1 start reaches
+    # window 2^k after s = 2^k - 1 segments of slow start (k = floor(log2 init_cwnd)),
+    # so the transfer is taken as segments s+1 .. s+n of a window-1 transfer:
+    # E[T] ~ tau_{n+s} - tau_s (our approximation; exact when no loss hits the first s).
+    s = 2 ** int(math.floor(math.log2(max(fi.init_cwnd, 1)))) - 1
+    K = min(fi.w_max_pkts, float(MAX_SS_DEPTH), max(64.0, 4.0 * (n + s)))
     params = WeigleParams(protocol=proto, loss=fi.p, rtt_s=fi.rtt_s, t0_s=fi.t0_s, w_max=K,
                           rate_bps=fi.bottleneck_bps, mss_bytes=fi.mss)
-    res = transfer_time(params, n)
-    mean = res.mean_at(n)
-    return _row(fi, "weigle", completion_s=mean, completion_sd_s=float(res.sd_s[n - 1]),
+    res = transfer_time(params, n + s)
+    mean = res.mean_at(n + s) - (res.mean_at(s) if s else 0.0)
+    var = res.var_at(n + s) - (res.var_at(s) if s else 0.0)
+    return _row(fi, "weigle", completion_s=mean, completion_sd_s=math.sqrt(max(var, 0.0)),
                 goodput_bps=fi.transfer_bytes * 8.0 / mean,
-                note=(f"{n} segments from window 1 (the chain's start; Linux starts at {fi.init_cwnd}); "
-                      "losses Linux recovers by SACK/RACK/TLP count as timeouts here"))
+                note=(f"{n} segments, started as segments {s + 1}..{s + n} of a window-1 transfer "
+                      f"(initial window {fi.init_cwnd}); losses Linux recovers by SACK/RACK/TLP count as "
+                      "timeouts here"))
 
 
 # --------------------------------------------------------------------------- CBR over TCP
@@ -244,8 +260,11 @@ def brosh_row(fi: FlowInputs, deadline_s: float) -> dict[str, Any]:
                        f"throughput {tput / 1e3:.0f} kbit/s (Brosh assumes a source slower than TCP's rate)")
         if tput < 2 * cbr:
             note = f"PFTK throughput only {tput / cbr:.1f}x the CBR rate: the paper's error stays < 20 % from 2x on; "
+    # L: the forward path's base one-way delay plus the queueing a measured RTT shows
+    # (the data direction is the one that queues; ACKs are small).
+    one_way = min(fi.one_way_s + max(0.0, fi.rtt_s - fi.base_rtt_s), fi.rtt_s)
     prm = BroshParams(size_bytes=float(fi.cbr_size), interval_s=fi.cbr_interval_s, rtt_s=fi.rtt_s, loss=fi.p,
-                      mss_bytes=float(fi.mss), one_way_s=min(fi.one_way_s, fi.rtt_s), rto_s=fi.t0_s,
+                      mss_bytes=float(fi.mss), one_way_s=one_way, rto_s=fi.t0_s,
                       split=fi.split, parallel=fi.connections)
     try:
         res = solve(prm)
