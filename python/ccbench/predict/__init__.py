@@ -33,9 +33,28 @@ import pandas as pd
 from .inputs import FlowInputs, flow_inputs
 from .rows import COLUMNS, MODEL_NAMES, rows_for
 
-__all__ = ["predict", "predict_and_run", "prepare", "measured_inputs", "COLUMNS", "MODEL_NAMES", "LOSS_FROM", "FlowInputs"]
+__all__ = ["predict", "predict_and_run", "prepare", "measured_inputs", "measured_from_rows", "COLUMNS", "MODEL_NAMES", "LOSS_FROM", "FlowInputs"]
 
 LOSS_FROM = ("sim", "emu", "scenario")
+
+
+def measured_from_rows(rows) -> dict[str, tuple[float, float, float, float]]:
+    """:func:`measured_inputs` from plain flow rows (dicts with the ``Run.flows`` columns,
+    as a sweep stores them), the median over rows of the same flow (seeds). No RTO is
+    stored there: T0 is then RTT + min_rto."""
+    df = pd.DataFrame(list(rows))
+    out = {}
+    if not len(df) or "flow" not in df.columns:
+        return out
+    for flow, g in df.groupby("flow", sort=False):
+        def med(col):
+            return float(pd.to_numeric(g[col], errors="coerce").median()) if col in g.columns else math.nan
+
+        sent, events = med("pkts_sent"), med("loss_events")
+        p = med("loss_rate")
+        out[str(flow)] = (0.0 if not math.isfinite(p) else p, med("rtt_p50_s"), math.nan,
+                          events / sent if sent > 0 and math.isfinite(events) else math.nan)
+    return out
 
 
 def measured_inputs(run) -> dict[str, tuple[float, float, float, float]]:
@@ -75,9 +94,12 @@ def _run_for_loss(scenario, loss_from: str, seed: Optional[int], duration_s: Opt
 
 
 def prepare(scenario, *, loss_from: str = "sim", run=None, loss: Optional[float] = None,
-            seed: Optional[int] = None, duration_s: Optional[float] = None) -> tuple[list[FlowInputs], Any]:
+            seed: Optional[int] = None, duration_s: Optional[float] = None,
+            measured: Optional[dict] = None) -> tuple[list[FlowInputs], Any]:
     """The inputs of every flow with p set; runs the scenario when a flow needs a measured p.
-    Returns ``(inputs, run)`` (``run`` is None when nothing was run or given)."""
+    ``measured`` (flow -> (p, RTT, RTO, loss-indication rate), as :func:`measured_inputs`
+    returns, e.g. medians over a sweep point's seeds) replaces the run; its source is
+    ``loss_from``. Returns ``(inputs, run)`` (``run`` is None when nothing was run or given)."""
     if loss_from not in LOSS_FROM:
         raise ValueError(f"loss_from={loss_from!r} is not accepted (accepted: {', '.join(LOSS_FROM)})")
     if loss is not None and not (isinstance(loss, (int, float)) and 0 <= loss < 1):
@@ -95,10 +117,13 @@ def prepare(scenario, *, loss_from: str = "sim", run=None, loss: Optional[float]
             fi.with_loss(p, "scenario")
         else:
             need_run.append(fi)
-    if need_run and run is None and loss_from != "scenario":
-        run = _run_for_loss(scenario, loss_from, seed, duration_s)
-    measured = measured_inputs(run) if run is not None else {}
-    source = (run.meta.get("backend", loss_from) if run is not None else "")
+    if measured is not None:
+        source = loss_from
+    else:
+        if need_run and run is None and loss_from != "scenario":
+            run = _run_for_loss(scenario, loss_from, seed, duration_s)
+        measured = measured_inputs(run) if run is not None else {}
+        source = (run.meta.get("backend", loss_from) if run is not None else "")
     for fi in need_run:
         if fi.flow in measured:
             p, rtt, rto, ind = measured[fi.flow]
@@ -112,7 +137,8 @@ def prepare(scenario, *, loss_from: str = "sim", run=None, loss: Optional[float]
 
 
 def predict(scenario, *, loss_from: str = "sim", run=None, loss: Optional[float] = None,
-            deadline_s: float = 0.15, seed: Optional[int] = None, duration_s: Optional[float] = None) -> pd.DataFrame:
+            deadline_s: float = 0.15, seed: Optional[int] = None, duration_s: Optional[float] = None,
+            measured: Optional[dict] = None) -> pd.DataFrame:
     """Every applicable model's answer for every flow of ``scenario`` (see the module doc).
 
     ``deadline_s`` is the playout deadline of Brosh's late fraction P{D > deadline}.
@@ -120,14 +146,15 @@ def predict(scenario, *, loss_from: str = "sim", run=None, loss: Optional[float]
     :func:`predict_and_run` also returns the run that measured p.
     """
     return predict_and_run(scenario, loss_from=loss_from, run=run, loss=loss, deadline_s=deadline_s, seed=seed,
-                           duration_s=duration_s)[0]
+                           duration_s=duration_s, measured=measured)[0]
 
 
 def predict_and_run(scenario, *, loss_from: str = "sim", run=None, loss: Optional[float] = None,
                     deadline_s: float = 0.15, seed: Optional[int] = None,
-                    duration_s: Optional[float] = None) -> tuple[pd.DataFrame, Any]:
+                    duration_s: Optional[float] = None, measured: Optional[dict] = None) -> tuple[pd.DataFrame, Any]:
     """:func:`predict` and the run that measured p (None when none was needed or given)."""
-    fis, run = prepare(scenario, loss_from=loss_from, run=run, loss=loss, seed=seed, duration_s=duration_s)
+    fis, run = prepare(scenario, loss_from=loss_from, run=run, loss=loss, seed=seed, duration_s=duration_s,
+                       measured=measured)
     rows = [row for fi in fis for row in rows_for(fi, deadline_s)]
     df = pd.DataFrame(rows)
     for c in COLUMNS:

@@ -108,8 +108,10 @@ class FlowInputs:
         self.loss_source = source
         self.rtt_s = self.base_rtt_s if rtt_s is None or not math.isfinite(rtt_s) else float(rtt_s)
         self.t0_s = self.rtt_s + self.min_rto_s if t0_s is None or not math.isfinite(t0_s) else float(t0_s)
-        self.sources.update(p=source, rtt="topology" if rtt_s is None else f"{source} (median RTT)",
-                            t0="RTT + min_rto" if t0_s is None else f"{source} (median RTO)")
+        measured_rtt = rtt_s is not None and math.isfinite(rtt_s)
+        measured_t0 = t0_s is not None and math.isfinite(t0_s)
+        self.sources.update(p=source, rtt=f"{source} (median RTT)" if measured_rtt else "topology",
+                            t0=f"{source} (median RTO)" if measured_t0 else "RTT + min_rto")
         return self
 
 

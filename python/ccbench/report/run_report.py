@@ -88,6 +88,9 @@ def run_sections(run, fmt: str = "svg", title_prefix: str = "") -> list[str]:
         parts.append(H.section("Drops and marks", H.table(by), anchor="drops"))
 
     parts.append(H.section("Figures", *run_figures(run, fmt), anchor="figures"))
+    from .models import run_models_sections
+
+    parts.extend(run_models_sections(run))
     parts.append(H.section("Scenario", H.pre(scenario_toml(meta), "scenario"), anchor="scenario"))
     return parts
 

@@ -258,6 +258,9 @@ def sweep_report_html(sweep_dir: str | Path, fmt: str = "svg", metrics: Optional
             anchor="summary",
         )
     )
+    from .models import sweep_models_sections
+
+    parts.extend(sweep_models_sections(store, meta, ok))
     if len(err):
         e = err[["point", *params, "seed", "error"]]
         parts.append(H.section("Failed points", H.table(e, max_rows=200, row_class=lambda r: "error"), anchor="errors"))
