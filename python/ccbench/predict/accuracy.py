@@ -36,38 +36,43 @@ KNOWN_ACCURACY: dict[str, Accuracy] = {
         "goodput_bps", 0.70, 1.10,
         "PFTK 1998 validated eq. (32) against 24 measured Reno traces and found it closer than the "
         "TD-only (square-root) model over a wider range of p, with errors of tens of percent per trace",
-        "Reno 0.74-0.96, CUBIC 0.81-1.00: low at 5 % where Linux recovers losses PFTK counts as timeouts"),
+        "Reno 0.87 / 0.84 / 0.74, CUBIC 0.90 / 0.93 / 0.87 at p = 0.5 / 2 / 5 %: low where Linux recovers "
+        "losses PFTK counts as timeouts"),
     "pftk-approx": Accuracy(
         "goodput_bps", 0.70, 1.10, "as pftk (eq. 33 is within a few % of eq. 32 for p < 10 %)",
-        "Reno 0.71-0.97, CUBIC 0.82-1.01"),
+        "Reno 0.88 / 0.85 / 0.72, CUBIC 0.91 / 0.94 / 0.85 at p = 0.5 / 2 / 5 %"),
     "mathis": Accuracy(
         "goodput_bps", 0.80, 1.50,
         "Mathis 1997 Table 1: C = 1.31 (random loss) vs sqrt(3/2) = 1.22 (periodic): the loss process alone "
         "moves the constant by 7 %; their simulations fit the formula to that order",
-        "Reno 0.90-1.24, CUBIC 0.93-1.47 (CUBIC's beta = 0.7 keeps more window than Reno's 1/2 at 5 %)"),
+        "Reno 0.99 / 1.12 / 1.23, CUBIC 1.02 / 1.23 / 1.45 at p = 0.5 / 2 / 5 % (CUBIC's beta = 0.7 keeps "
+        "more window than Reno's 1/2)"),
     "luebben-periodic": Accuracy(
         "goodput_bps", 0.80, 1.40,
         "Lübben & Fidler Sec. V-B use the periodic-loss sawtooth as a reference shape, not a fitted "
         "predictor; it is Mathis' periodic case (C = sqrt(3/2) for b = 1)",
-        "Reno 0.85-1.16, CUBIC 0.87-1.37"),
+        "Reno 0.93 / 1.04 / 1.15, CUBIC 0.96 / 1.15 / 1.36 at p = 0.5 / 2 / 5 %"),
     "brosh": Accuracy(
         "delay_mean_s", 0.90, 1.25,
         "Brosh et al. Sec. 6: VoIP mean-delay error < 10 % for loss up to 2 %; error < 20 % whenever the "
         "PFTK throughput is at least twice the CBR rate; the 95th percentile is 'highly conservative'",
-        "mean 1.03-1.12 (p <= 2 %), 1.12-1.21 (5 %); p95 sits on the model's discrete support "
+        "mean 1.04 / 1.07 / 1.10 / 1.17 at p = 0.5 / 1 / 2 / 5 % (RTT 50 ms); on the drop-tail example "
+        "(examples/brosh_droptail.toml, p and RTT from the run) within -6..+1 %; p95 sits on the model's discrete support "
         "(L, L + RTT, ...) and is 1.0-2.4x the simulated one"),
     "cardwell": Accuracy(
         "completion_s", 1.0, 2.8,
         "Weigle et al. 2009 (ns-2 Reno): Cardwell and LB-CC 'equally good' for p <= 1 %, both under-predict "
         "at 3-5 %; Cardwell under-predicts at low capacity (no ACK spacing)",
-        "100 KB, Linux-like Reno: 1.2-1.4 (p <= 1 %), 1.8 (2 %), 2.5 (5 %): over-prediction from timeouts "
-        "Linux does not take and the steady-state rate after the first loss"),
+        "100 KB, Linux-like Reno: 1.20 / 1.40 / 1.77 / 2.43 at p = 0.5 / 1 / 2 / 5 % (SACK, RACK, TLP off, "
+        "rate-halving: 1.20 / 1.31 / 1.61 / 1.68): over-prediction from timeouts Linux does not take and the "
+        "steady-state rate after the first loss"),
     "weigle": Accuracy(
         "completion_s", 1.0, 3.6,
         "Weigle et al. 2009: within 0.1 relative error for 80 % of ns-2 HTTP connections; under-predicts at "
         "p = 3-5 % with Eq. (19)'s p_T",
-        "100 KB, Linux-like Reno: 1.2-1.5 (p <= 1 %), 2.1 (2 %), 3.2 (5 %): the known over-prediction (Linux "
-        "SACK/RACK/TLP recover losses the model counts as timeouts); textbook Reno closes part of it"),
+        "100 KB, Linux-like Reno: 1.19 / 1.50 / 2.01 / 3.11 at p = 0.5 / 1 / 2 / 5 %: the known over-prediction "
+        "(Linux SACK/RACK/TLP recover losses the model counts as timeouts); without SACK/TLP (textbook Reno): "
+        "1.19 / 1.40 / 1.82 / 2.15"),
     "wei-sync": Accuracy(
         "goodput_bps", 0.0, 1.0,
         "Wei 2007 Sec. 3: the sampling model 'can qualitatively estimate' the synchronisation rate; "
