@@ -12,6 +12,7 @@ from typing import Optional
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from ccbench.cli.errors import fail
@@ -82,18 +83,18 @@ def prediction_table(df, title: str, why: bool = True) -> Table:
             text = str(r.note) if why else ""
             extra = []
             if math.isfinite(_num(r.late_fraction)):
-                extra.append(f"late {_num(r.late_fraction):.3%}")
+                extra.append(f"late {_num(r.late_fraction) * 100:.3g}%")
             if math.isfinite(_num(r.sync_rate)):
                 extra.append(f"sync rate {_num(r.sync_rate):.3f}")
             if math.isfinite(_num(r.p_sender_buffering)):
                 extra.append(f"P[stack buffering] {_num(r.p_sender_buffering):.3f}")
             if math.isfinite(_num(r.completion_sd_s)):
                 extra.append(f"sd {_num(r.completion_sd_s):.3g} s")
-            text = "; ".join(extra + ([text] if text else []))
+            text = escape("; ".join(extra + ([text] if text else [])))
             model = f"[green]{r.model}[/green]"
         else:
             vals = ("-",) * 5
-            text = f"[yellow]{r.why_not}[/yellow]"
+            text = f"[yellow]{escape(str(r.why_not))}[/yellow]"
             model = f"[dim]{r.model}[/dim]"
         t.add_row(str(r.flow) if r.flow != last else "", model, *vals, ptxt, text)
         last = r.flow
