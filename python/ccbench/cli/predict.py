@@ -151,7 +151,7 @@ def predict_cmd(
     deadline_s = options.duration_s(deadline, "--deadline")
     duration_s = options.duration_s(duration, "--duration")
     sc = load_for_models(scenario)
-    console = Console()
+    console = Console(width=max(Console().width, 150))
     if sc is None:
         console.print(f"{scenario}: no flows, nothing to predict (the models answer per flow; "
                       "`ccbench estimate` probes a flow-less scenario)")
@@ -165,7 +165,7 @@ def predict_cmd(
             raise fail(f"--loss-from emu: {e}")
     df, run = predict_and_run(sc, loss_from=loss_from, loss=p, deadline_s=deadline_s, seed=seed,
                               duration_s=duration_s)
-    src = "" if run is None else f"; p of drop-tail/AQM flows from a {run.meta.get('backend')} run (seed {run.meta.get('seed')})"
+    src = "" if run is None else f"; p of drop-tail/AQM flows measured in the {run.meta.get('backend')} run (seed {run.meta.get('seed')})"
     console.print(prediction_table(df, f"{scenario.name}: analytical models{src}", why=not quiet))
     for line in applies_lines(df):
         console.print(f"  {line}")
