@@ -263,3 +263,21 @@ def test_run_report_has_the_models(tmp_path):
     simulate(sc).save(tmp_path / "run")
     html = write_report(tmp_path / "run").read_text()
     assert "Models beside the run" in html and "model: pftk" in html and "vs measured" in html
+
+
+@needs_core
+def test_sweep_report_has_the_models(tmp_path):
+    from ccbench.report import write_report
+
+    (tmp_path / "s.toml").write_text(f"""
+scenario = "{(ROOT / 'examples/emu/reno_10mbit.toml').as_posix()}"
+[sweep]
+seeds = 2
+"run.duration" = ["4s"]
+"topology.bottleneck.queue.limit" = ["20pkt", "40pkt"]
+""")
+    res = invoke("sweep", tmp_path / "s.toml", "-o", tmp_path / "sw")
+    assert res.exit_code == 0, res.output
+    html = write_report(tmp_path / "sw").read_text()
+    assert "Models beside the measurements" in html and "measured (median over seeds)" in html
+    assert html.count("model: pftk<") == 2  # one table per parameter combination

@@ -74,6 +74,7 @@ class FlowInputs:
     pacing: bool
     ecn: bool
     transfer_bytes: Optional[float] = None
+    web: bool = False  # transfers are a web flow's responses (mean size; think times between)
     cbr_size: Optional[int] = None
     cbr_interval_s: Optional[float] = None
     split: int = 1
@@ -134,7 +135,7 @@ def _app(app: Any) -> tuple[str, dict[str, Any]]:
     if isinstance(app, Bulk):
         return ("greedy", {}) if app.bytes is None else ("transfer", {"transfer_bytes": float(app.bytes)})
     if isinstance(app, Web):
-        return "transfer", {"transfer_bytes": float(app.size)}
+        return "transfer", {"transfer_bytes": float(app.size), "web": True}
     if isinstance(app, Cbr):
         # Poisson gaps or random sizes are not a constant-bit-rate source (Brosh's model).
         regular = app.jitter.dist in ("none", "normal", "uniform") and app.size_dist.dist == "fixed"

@@ -15,7 +15,10 @@ the flow's traffic:
   probability of sender-stack buffering at the flow's utilisation);
 * anything else: one row ``-`` saying why no model applies.
 
-Rates are payload goodput in bit/s, as ``Run.flows.goodput_bps``: a send rate in
+A transfer's answer is its completion time (``completion_s``, from the flow's start,
+as the simulator reports it); its ``goodput_bps`` stays empty because the flow's
+measured goodput averages over the whole run. Rates are payload goodput in bit/s, as
+``Run.flows.goodput_bps``: a send rate in
 packets/s (PFTK, Mathis) is multiplied by MSS x 8 x (1 - p) (retransmissions carry no
 new data). A greedy rate above the flow's share of the bottleneck is capped there and
 the row says so.
@@ -204,8 +207,8 @@ def cardwell_row(fi: FlowInputs) -> dict[str, Any]:
     res = cardwell.latency(int(fi.transfer_bytes), mss_bytes=fi.mss, rtt_s=fi.rtt_s, p=fi.p, t0_s=fi.t0_s, b=fi.b,
                            w1=float(fi.init_cwnd), w_max_pkts=fi.w_max_pkts, t_delack_s=0.0,
                            include_handshake=False)
-    return _row(fi, "cardwell", completion_s=res.total_s, goodput_bps=fi.transfer_bytes * 8.0 / res.total_s,
-                note=f"{res.segments} segments, initial window {fi.init_cwnd}, no handshake")
+    return _row(fi, "cardwell", completion_s=res.total_s,
+                note=f"{res.segments} segments, initial window {fi.init_cwnd}, no handshake" + _web_note(fi))
 
 
 def weigle_row(fi: FlowInputs) -> dict[str, Any]:
@@ -231,10 +234,16 @@ def weigle_row(fi: FlowInputs) -> dict[str, Any]:
     mean = res.mean_at(n + s) - (res.mean_at(s) if s else 0.0)
     var = res.var_at(n + s) - (res.var_at(s) if s else 0.0)
     return _row(fi, "weigle", completion_s=mean, completion_sd_s=math.sqrt(max(var, 0.0)),
-                goodput_bps=fi.transfer_bytes * 8.0 / mean,
                 note=(f"{n} segments, started as segments {s + 1}..{s + n} of a window-1 transfer "
                       f"(initial window {fi.init_cwnd}); losses Linux recovers by SACK/RACK/TLP count as "
-                      "timeouts here"))
+                      "timeouts here" + _web_note(fi)))
+
+
+def _web_note(fi: FlowInputs) -> str:
+    if not fi.web:
+        return ""
+    return ("; completion of one response of the mean size: the flow's responses vary in size and its "
+            "measured delay percentiles are per response")
 
 
 # --------------------------------------------------------------------------- CBR over TCP
