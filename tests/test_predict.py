@@ -249,7 +249,7 @@ app = { kind = "bulk" }
     assert q["estimate"] >= 0.9 * q["sim"]  # a bound at eps = xi, next to the observed quantile
     assert (tmp_path / "out" / "compare.png").stat().st_size > 10_000
     assert (tmp_path / "out" / "prediction.csv").exists() and (tmp_path / "out" / "sim" / "meta.json").exists()
-    assert re.search(r"estimate voip: S\(t\) = 69\.6 kbit/s \[t - [\d.]+ ms\]\+", res.output)
+    assert re.search(r"estimate voip: S\(t\) = 69\.6 kbit/s \[t - [\d.]+ m?s\]\+", res.output)
     bad = invoke("compare", sc, "--ways", "sim,kernel")
     assert bad.exit_code == 2 and "--ways" in bad.output
 

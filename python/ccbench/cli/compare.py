@@ -21,7 +21,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from ccbench.cli.errors import fail
-from ccbench.fmt import fmt_pct, fmt_rate, fmt_time
+from ccbench.fmt import fmt_number, fmt_pct, fmt_rate, fmt_time
 
 #: (column of run.flows, label, unit kind)
 METRICS = (
@@ -95,9 +95,9 @@ def plot_cwnd(sim, emu, path: str | Path):
 
 def _value(x: float, unit: str) -> str:
     if unit == "s":
-        return "-" if not math.isfinite(x) else f"{x:.3g} s"
+        return fmt_time(x)
     if unit == "frac":
-        return "-" if not math.isfinite(x) else f"{x:.3f}"
+        return fmt_number(x)
     return _fmt(x, unit)
 
 
@@ -235,9 +235,10 @@ def compare_cmd(
             console.print(escape(f"not applicable: {model} for {who}: {why_not}"), style="dim")
     for fe in estimates:
         if fe.status.startswith("accepted"):
-            console.print(f"estimate {fe.flow}: S(t) = {fe.rate_bps / 1e3:.4g} kbit/s \\[t - {fe.quantile_s * 1e3:.1f} ms]+, "
-                          f"eps = {xi:g}; delay bound {fe.bound_s * 1e3:.1f} ms vs observed (1-xi)-quantile "
-                          f"{fe.observed_q_s * 1e3:.1f} ms" + (" (samples dependent)" if fe.status != "accepted" else ""))
+            console.print(escape(
+                f"estimate {fe.flow}: S(t) = {fmt_rate(fe.rate_bps)} [t - {fmt_time(fe.quantile_s)}]+, eps = {xi:g}; "
+                f"delay bound {fmt_time(fe.bound_s)} vs observed (1-xi)-quantile {fmt_time(fe.observed_q_s)}"
+                + (" (samples dependent)" if fe.status != "accepted" else "")))
         else:
             console.print(escape(f"estimate {fe.flow}: no service curve ({fe.status}: {fe.reason})"), style="yellow")
     if len(long):

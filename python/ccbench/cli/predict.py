@@ -16,6 +16,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from ccbench.cli.errors import fail
+from ccbench.fmt import fmt_number, fmt_pct, fmt_rate, fmt_time
 
 __all__ = ["predict_cmd", "register", "load_for_models", "prediction_table"]
 
@@ -44,19 +45,6 @@ def load_for_models(path: Path):
     return load_scenario(path)
 
 
-def _rate(x: float) -> str:
-    if not math.isfinite(x):
-        return "-"
-    for u, div in (("Gbit/s", 1e9), ("Mbit/s", 1e6), ("kbit/s", 1e3)):
-        if abs(x) >= div:
-            return f"{x / div:.3g} {u}"
-    return f"{x:.3g} bit/s"
-
-
-def _ms(x: float) -> str:
-    return "-" if not math.isfinite(x) else f"{x * 1e3:.1f}"
-
-
 def _num(x) -> float:
     try:
         return float(x)
@@ -67,7 +55,7 @@ def _num(x) -> float:
 def prediction_table(df, title: str, why: bool = True) -> Table:
     """The rich table ``ccbench predict`` prints (one row per flow and model)."""
     t = Table(title=title, title_justify="left")
-    t.caption = ("goodput = payload bit/s; delay = write to delivery, ms; p = loss rate used and where it came from "
+    t.caption = ("goodput = payload bit/s; delay = write to delivery; p = loss rate used and where it came from "
                  "(scenario loss model, sim/emu run, or given)")
     for col in ("flow", "model", "goodput", "delay p50", "p95", "p99", "completion", "p (source)", "note / why not"):
         t.add_column(col, justify="left" if col in ("flow", "model", "note / why not", "p (source)") else "right",
@@ -75,21 +63,21 @@ def prediction_table(df, title: str, why: bool = True) -> Table:
     last = None
     for r in df.itertuples(index=False):
         p = _num(r.loss_rate)
-        ptxt = "-" if not math.isfinite(p) else f"{p * 100:.3g}% ({r.loss_source})"
+        ptxt = "-" if not math.isfinite(p) else f"{fmt_pct(p)} ({r.loss_source})"
         if r.valid:
-            vals = (_rate(_num(r.goodput_bps)), _ms(_num(r.delay_p50_s)), _ms(_num(r.delay_p95_s)),
-                    _ms(_num(r.delay_p99_s)),
-                    "-" if not math.isfinite(_num(r.completion_s)) else f"{_num(r.completion_s):.3g} s")
+            vals = (fmt_rate(_num(r.goodput_bps)), *(fmt_time(_num(x), unit="ms") for x in
+                                                      (r.delay_p50_s, r.delay_p95_s, r.delay_p99_s)),
+                    fmt_time(_num(r.completion_s)))
             text = str(r.note) if why else ""
             extra = []
             if math.isfinite(_num(r.late_fraction)):
-                extra.append(f"late {_num(r.late_fraction) * 100:.3g}%")
+                extra.append(f"late {fmt_pct(_num(r.late_fraction))}")
             if math.isfinite(_num(r.sync_rate)):
-                extra.append(f"sync rate {_num(r.sync_rate):.3f}")
+                extra.append(f"sync rate {fmt_number(_num(r.sync_rate))}")
             if math.isfinite(_num(r.p_sender_buffering)):
-                extra.append(f"P[stack buffering] {_num(r.p_sender_buffering):.3f}")
+                extra.append(f"P[stack buffering] {fmt_number(_num(r.p_sender_buffering))}")
             if math.isfinite(_num(r.completion_sd_s)):
-                extra.append(f"sd {_num(r.completion_sd_s):.3g} s")
+                extra.append(f"sd {fmt_time(_num(r.completion_sd_s))}")
             text = escape("; ".join(extra + ([text] if text else [])))
             model = f"[green]{r.model}[/green]"
         else:

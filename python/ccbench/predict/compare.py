@@ -206,15 +206,13 @@ class Comparison:
 
 def plot_comparison(long: pd.DataFrame, path, max_flows: int = 12):
     """Per flow: goodput by way (left) and delay p50/p95/p99 by way (right), PNG/SVG."""
-    import matplotlib
-
-    matplotlib.use("Agg", force=False)
-    import matplotlib.pyplot as plt
     from pathlib import Path
+
+    from ccbench.plots import new_figure, save_figure
 
     flows = list(dict.fromkeys(long["flow"]))[:max_flows]
     n = max(len(flows), 1)
-    fig, axes = plt.subplots(n, 2, figsize=(11, 2.6 * n), squeeze=False)
+    fig, axes = new_figure(n, 2, figsize=(11, 2.6 * n), squeeze=False)
     for (ax_g, ax_d), flow in zip(axes, flows):
         f = long[long["flow"] == flow]
         g = f[f["metric"] == "goodput_bps"]
@@ -225,7 +223,7 @@ def plot_comparison(long: pd.DataFrame, path, max_flows: int = 12):
         ax_g.set_title(flow, loc="left", fontsize=10)
         d = f[f["metric"].isin(["delay_p50_s", "delay_p95_s", "delay_p99_s", "delay_q_s"])]
         dways = list(dict.fromkeys(d["way"]))
-        for j, (m, mk) in enumerate((("delay_p50_s", "o"), ("delay_p95_s", "s"), ("delay_p99_s", "^"), ("delay_q_s", "x"))):
+        for m, mk in (("delay_p50_s", "o"), ("delay_p95_s", "s"), ("delay_p99_s", "^"), ("delay_q_s", "x")):
             dm = d[d["metric"] == m]
             ys = [dways.index(w) for w in dm["way"]]
             ax_d.scatter(dm["value"].to_numpy() * 1e3, ys, marker=mk, label=METRICS[m][0], zorder=3)
@@ -237,9 +235,7 @@ def plot_comparison(long: pd.DataFrame, path, max_flows: int = 12):
             ax_d.text(0.5, 0.5, "no per-message delays (bulk flow)", ha="center", va="center", transform=ax_d.transAxes)
         for ax in (ax_g, ax_d):
             ax.grid(alpha=0.3)
-    fig.tight_layout()
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    save_figure(fig, path, dpi=110)
     return path
