@@ -146,15 +146,13 @@ def compare_cmd(
 ) -> None:
     """One scenario four ways: simulator, kernel (emulator), analytical models, service-curve estimate.
 
-    Per flow: goodput, loss, RTT, delay mean and percentiles, completion time, each way
-    side by side with its difference to the simulator; model rows marked against the
-    model's known accuracy. Figure: per flow, goodput and delay percentiles by way.
+    Per flow: goodput, loss, RTT, delay mean and percentiles, completion time, each way side by side with its difference to the simulator; model rows marked against the model's known accuracy. Figure: per flow, goodput and delay percentiles by way.
 
     Examples:
 
-      ccbench compare examples/brosh_droptail.toml --ways sim,model,estimate --duration 40s
+      ccbench compare examples/brosh_droptail.toml --ways sim,model --duration 40s
 
-      sudo ccbench compare examples/emu/reno_10mbit.toml          # every way, emulator included
+      sudo ccbench compare examples/emu/reno_10mbit.toml   # every way
     """
     from ccbench.backends.sim import SimulationError, simulate
     from ccbench.cli.progress import sim_progress

@@ -116,13 +116,9 @@ def predict_cmd(
 ) -> None:
     """Analytical models of every flow of a scenario, with the inputs taken from the file.
 
-    Greedy TCP: PFTK (eq. 32 and 33), Mathis, Wei's loss synchronisation, Lübben's
-    static-window and periodic-loss models. Finite transfers: Cardwell, Weigle (LB-CC).
-    CBR over TCP: Brosh (delay percentiles, late fraction). Outside its domain a model's
-    row says why instead of printing a number.
+    Greedy TCP: PFTK (eq. 32 and 33), Mathis, Wei's loss synchronisation, Lübben's static-window and periodic-loss models. Finite transfers: Cardwell, Weigle (LB-CC). CBR over TCP: Brosh (delay percentiles, late fraction). Outside its domain a model's row says why instead of printing a number.
 
-    RTT, MSS, W_max (min(sndbuf, rcvbuf)), T0 (RTT + min_rto) and the bottleneck come from
-    the topology and transport; p from the path's loss model, else from a simulation.
+    RTT, MSS, W_max (min(sndbuf, rcvbuf)), T0 (RTT + min_rto) and the bottleneck come from the topology and transport; p from the path's loss model, else from a simulation (measured RTT too).
 
     Examples:
 
