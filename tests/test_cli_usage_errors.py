@@ -222,7 +222,7 @@ def test_help_texts_keep_their_brackets():
         (["runn"], "no such command 'runn'"),
         (["run", "--bogus", "x.toml"], "no such option --bogus"),
         (["run"], "missing argument SCENARIO"),
-        (["model", "pftk", "--loss", "abc"], "--loss: 'abc' is not accepted (accepted: a number)"),
+        (["model", "pftk", "--loss", "abc"], "--loss: 'abc' is not a probability (accepted: a number in [0, 1)"),
         (["bench", "--duration", "abc"], "--duration"),
     ],
 )

@@ -32,7 +32,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "reproduce": ("ccbench.cli.reproduce", "Reproduce a founding study and print our numbers next to the paper's."),
     "probe": ("ccbench.cli.probe", "Measure a real path's loss process with UDP probes (Wei thesis §4.3)."),
     "emu": ("ccbench.cli.emu", "Emulate a scenario with the real Linux kernel TCP (needs root)."),
-    "compare": ("ccbench.cli.compare", "Simulator vs real kernel TCP on one scenario, side by side."),
+    "compare": ("ccbench.cli.compare", "One scenario several ways side by side: simulator, kernel, models, service curve."),
     "bench": ("ccbench.cli.bench", "Measure simulator speed: wall time, events/s, packets/s and peak memory."),
 }
 

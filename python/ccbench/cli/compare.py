@@ -167,13 +167,13 @@ def compare_cmd(
         chosen = [w.strip() for w in ways.split(",") if w.strip()]
         bad = [w for w in chosen if w not in WAYS]
         if bad or not chosen:
-            raise typer.BadParameter(f"{ways!r} is not accepted (accepted: a comma-separated list of {', '.join(WAYS)})",
-                                     param_hint="--ways")
+            raise typer.BadParameter(f"--ways: {ways!r} is not accepted (accepted: a comma-separated list of "
+                                     f"{', '.join(WAYS)})")
         for w in chosen:
             if w not in can:
                 raise fail(f"--ways {w}: this machine cannot run it ({why.get(w, 'unavailable')})")
     if not (0 < xi < 1):
-        raise typer.BadParameter(f"{xi!r} is not accepted (accepted: a probability 0 < xi < 1)", param_hint="--xi")
+        raise typer.BadParameter(f"--xi: {xi!r} is not accepted (accepted: a probability 0 < xi < 1)")
     deadline_s = options.duration_s(deadline, "--deadline")
     duration_s = options.duration_s(duration, "--duration")
     from ccbench.cli.predict import load_for_models

@@ -64,7 +64,7 @@ def _pkts(as_int: bool = True) -> Callable[[str, str], Any]:
     def f(v: str, opt: str):
         n = U.packets(v, opt)
         if as_int and n != int(n):
-            raise typer.BadParameter(f"{v!r} is not a whole number of packets", param_hint=opt)
+            raise typer.BadParameter(f"{opt}: {v!r} is not a whole number of packets")
         return int(n) if as_int else n
 
     return f
@@ -109,18 +109,18 @@ MODELS: dict[str, tuple[str, str, dict[str, Conv]]] = {
         "mss_bytes": Conv(("--mss",), _size(), "1460B", "segment size B"),
     }),
     "wei-sync": ("ccbench.models.wei_sync", "cli_sync", {
-        "s": Conv(("--slots",), _pkts(), "2000", "packets through the router in the congestion RTT, cd+B+L"),
-        "m": Conv(("--loss-burst",), _pkts(), None, "loss-burst length M in slots (default: L, DropTail)"),
-        "k": Conv(("--flow-burst",), _pkts(), None, "flow-burst length K in slots (default: ceil(w), bursty)"),
-        "drops": Conv(("--drops",), _pkts(False), None, "drops in the loss event L (default N)"),
+        "s": Conv(("--slots",), _pkts(), "2000", "packets through the router in the congestion RTT, cd+B+L [packets], e.g. 2000 or 2000pkt"),
+        "m": Conv(("--loss-burst",), _pkts(), None, "loss-burst length M [slots] (default: L, DropTail)"),
+        "k": Conv(("--flow-burst",), _pkts(), None, "flow-burst length K [slots] (default: ceil(w), bursty)"),
+        "drops": Conv(("--drops",), _pkts(False), None, "drops in the loss event L [packets] (default N)"),
     }),
     "wei-fairness": ("ccbench.models.wei_sync", "cli_fairness", {
         "rtt_ms": Conv(("--rtt",), _dur(1e3), None, "RTT to also print F in seconds, e.g. 100ms"),
     }),
     "wei-throughput": ("ccbench.models.wei_sync", "cli_throughput", {
-        "bdp": Conv(("--bdp",), _pkts(False), "10440", "bandwidth-delay product cd, packets"),
+        "bdp": Conv(("--bdp",), _pkts(False), "10440", "bandwidth-delay product cd [packets]"),
         "buffer": Conv(("--buffer",), lambda v, o: 0.0 if str(v).strip() in ("0", "0pkt") else _pkts(False)(v, o),
-                       "0", "bottleneck buffer B, packets"),
+                       "0", "bottleneck buffer B [packets]"),
     }),
     "fast": ("ccbench.models.wei_fast", "cli_fast", {
         "delay_ms": Conv(("--delay",), _dur(1e3), "100ms", "round-trip propagation delay d"),
@@ -195,7 +195,7 @@ def unit_command(target: Callable, convs: dict[str, Conv]) -> Callable:
             old = kw.pop(name + "__old", None)
             given_new = new not in (None, []) and (c.many or new != c.default)
             if old not in (None, []) and given_new:
-                raise typer.BadParameter(f"give {c.names[0]} or its old spelling, not both", param_hint=c.names[0])
+                raise typer.BadParameter(f"{c.names[0]}: give it or its old spelling, not both")
             if old not in (None, []):
                 kw[name] = old
             elif new in (None, []):

@@ -129,8 +129,7 @@ def predict_cmd(
     from ccbench.predict import LOSS_FROM, options, predict_and_run
 
     if loss_from not in LOSS_FROM:
-        raise typer.BadParameter(f"{loss_from!r} is not accepted (accepted: {', '.join(LOSS_FROM)})",
-                                 param_hint="--loss-from")
+        raise typer.BadParameter(f"--loss-from: {loss_from!r} is not accepted (accepted: {', '.join(LOSS_FROM)})")
     p = options.probability(loss, "--loss")
     deadline_s = options.duration_s(deadline, "--deadline")
     duration_s = options.duration_s(duration, "--duration")

@@ -22,7 +22,8 @@ _NUM = re.compile(r"^\s*([+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?)\s*(%|pkts
 
 
 def _bad(option: str, value, what: str) -> typer.BadParameter:
-    return typer.BadParameter(f"{value!r} {what}", param_hint=option)
+    # Raised after parsing (click no longer knows the parameter), so the message names it.
+    return typer.BadParameter(f"{option}: {value!r} {what}")
 
 
 def duration_s(value: Optional[str], option: str, *, positive: bool = True) -> Optional[float]:
