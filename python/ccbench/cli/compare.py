@@ -248,7 +248,8 @@ def compare_cmd(
         for d, v in emu.meta["emu"]["timing_error_ns"].items():
             p = v.get("percentiles", {})
             if v.get("count") and p.get("p99") is not None:
-                console.print(f"[dim]emulator timing error {d}: p50 {p['p50'] / 1e3:.1f} us, p99 {p['p99'] / 1e3:.1f} us[/dim]")
+                console.print(f"[dim]emulator timing error {d}: p50 {fmt_time(p['p50'] / 1e9)}, "
+                              f"p99 {fmt_time(p['p99'] / 1e9)}[/dim]")
         for msg in emu.meta["emu"]["ignored"]:
             console.print(f"[yellow]ignored by the emulator:[/yellow] {msg}")
     for w in ("emu",):
