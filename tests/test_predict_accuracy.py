@@ -102,3 +102,24 @@ def test_100kB_transfers_cardwell_and_weigle(p):
         assert ratio > 1.0
         if p <= 0.01:
             assert ratio < 1.6
+
+
+def test_compare_cli_on_the_random_loss_example(tmp_path):
+    """``ccbench compare examples/models_random_loss.toml --ways sim,model``: every model row
+    with a known accuracy lies within it (bulk Reno and CUBIC, VoIP over TCP, 100 KB)."""
+    import pandas as pd
+    from typer.testing import CliRunner
+
+    from ccbench.cli import app
+    from conftest import ROOT
+
+    res = CliRunner().invoke(app, ["compare", str(ROOT / "examples/models_random_loss.toml"), "--ways", "sim,model",
+                                   "-o", str(tmp_path), "-q"], env={"COLUMNS": "200"})
+    assert res.exit_code == 0, res.output
+    long = pd.read_csv(tmp_path / "compare.csv")
+    judged = long[long["in_band"].notna() & ~long["flow"].str.match(r".*\[\d+\]$")]
+    assert set(judged["way"]) == {"model:pftk", "model:pftk-approx", "model:mathis", "model:luebben-periodic",
+                                  "model:brosh", "model:cardwell", "model:weigle"}
+    bad = judged[~judged["in_band"].astype(bool)]
+    assert bad.empty, bad[["flow", "way", "vs_sim"]]
+    assert "web100k[*]" in res.output  # the 25 transfers shown by their mean

@@ -102,13 +102,15 @@ def _value(x: float, unit: str) -> str:
 
 
 def ways_table(long: pd.DataFrame, title: str, xi: float) -> Table:
-    """Per flow and metric: the value of each way and its difference to the simulator."""
-    from ccbench.predict.compare import METRICS
+    """Per flow and metric: the value of each way and its difference to the simulator
+    (a ``count`` flow with many replicas by the mean over them, ``NAME[*]``)."""
+    from ccbench.predict.compare import METRICS, shown_flows
 
+    long = long[long["flow"].isin(shown_flows(long))]
     t = Table(title=title, title_justify="left")
     t.caption = ("vs sim = (way - sim) / sim; model rows: [green]in[/green] / [red]out of[/red] the model's known "
                  f"accuracy (ccbench.predict.accuracy); delay (1-ξ) quantile / bound: ξ = {xi:g}, sim/emu observed, "
-                 "estimate = Lübben & Fidler bound")
+                 "estimate = Lübben & Fidler bound; NAME\\[*] = mean over a count flow's replicas (all in compare.csv)")
     for col in ("flow", "metric", "way", "value", "vs sim"):
         t.add_column(col, justify="left" if col in ("flow", "metric", "way") else "right", no_wrap=True)
     order = {m: i for i, m in enumerate(METRICS)}

@@ -21,6 +21,7 @@ accuracy (:mod:`.accuracy`).
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
@@ -30,7 +31,7 @@ import pandas as pd
 from .accuracy import in_band
 
 __all__ = ["WAYS", "METRICS", "Comparison", "available_ways", "run_metrics", "model_metrics", "estimate_metrics",
-           "compare_long", "side_by_side", "plot_comparison"]
+           "compare_long", "replica_means", "shown_flows", "side_by_side", "plot_comparison"]
 
 WAYS = ("sim", "emu", "model", "estimate")
 
@@ -156,13 +157,29 @@ def estimate_metrics(scenario, run, xi: float = 0.05) -> tuple[pd.DataFrame, lis
     return pd.DataFrame(rows, columns=["flow", "metric", "way", "value"]), out
 
 
+_REPLICA = re.compile(r"^(.*)\[(\d+)\]$")
+
+
+def replica_means(df: pd.DataFrame) -> pd.DataFrame:
+    """Rows ``NAME[*]``: the mean over the replicas ``NAME[0]``, ``NAME[1]``, ... of a
+    ``count`` flow, per metric and way. Single transfers of a random-loss path scatter
+    widely (one loss more or less); the models predict the mean."""
+    base = df["flow"].map(lambda f: (m.group(1) if (m := _REPLICA.match(str(f))) else None))
+    rep = df[base.notna()].assign(flow=base[base.notna()] + "[*]")
+    if not len(rep):
+        return df.iloc[0:0]
+    return rep.groupby(["flow", "metric", "way"], as_index=False, sort=False)["value"].mean()
+
+
 def compare_long(parts: list[pd.DataFrame]) -> pd.DataFrame:
-    """Concatenates (flow, metric, way, value) rows and adds ``vs_sim`` and ``in_band``."""
+    """Concatenates (flow, metric, way, value) rows, adds the replica means
+    (:func:`replica_means`), ``vs_sim`` and ``in_band``."""
     parts = [p for p in parts if len(p)]
     if not parts:
         return pd.DataFrame(columns=["flow", "metric", "way", "value", "vs_sim", "in_band"])
     df = pd.concat(parts, ignore_index=True)
     df = df[np.isfinite(df["value"].astype(float))].reset_index(drop=True)
+    df = pd.concat([df, replica_means(df)], ignore_index=True)
     sim = df[df["way"] == "sim"].set_index(["flow", "metric"])["value"]
     ref = [sim.get((f, m), math.nan) for f, m in zip(df["flow"], df["metric"])]
     ref = np.asarray(ref, dtype=float)
@@ -204,12 +221,33 @@ class Comparison:
     estimates: list[FlowEstimate] = field(default_factory=list)
 
 
+def shown_flows(long: pd.DataFrame, max_replicas: int = 3) -> list[str]:
+    """Flows to show: every flow, but a ``count`` flow with more than ``max_replicas``
+    replicas by its mean row ``NAME[*]`` only."""
+    names = list(dict.fromkeys(long["flow"]))
+    groups: dict[str, int] = {}
+    for f in names:
+        m = _REPLICA.match(str(f))
+        if m:
+            groups[m.group(1)] = groups.get(m.group(1), 0) + 1
+    out = []
+    for f in names:
+        m = _REPLICA.match(str(f))
+        if m and groups[m.group(1)] > max_replicas:
+            continue
+        if str(f).endswith("[*]") and groups.get(str(f)[:-3], 0) <= max_replicas:
+            continue
+        out.append(f)
+    return out
+
+
 def plot_comparison(long: pd.DataFrame, path, max_flows: int = 12):
     """Per flow: goodput by way (left) and delay p50/p95/p99 by way (right), PNG/SVG."""
     from pathlib import Path
 
     from ccbench.plots import new_figure, save_figure
 
+    long = long[long["flow"].isin(shown_flows(long))]
     flows = list(dict.fromkeys(long["flow"]))[:max_flows]
     n = max(len(flows), 1)
     fig, axes = new_figure(n, 2, figsize=(11, 2.6 * n), squeeze=False)

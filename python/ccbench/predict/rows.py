@@ -135,6 +135,9 @@ def wei_sync_row(fi: FlowInputs) -> dict[str, Any]:
         return _no(fi, "wei-sync", "needs several greedy TCP flows sharing the bottleneck (loss synchronisation)")
     if not fi.droptail:
         return _no(fi, "wei-sync", "the bottleneck is not drop-tail (Wei's results are for DropTail)")
+    if fi.loss_source in ("scenario", "given"):
+        return _no(fi, "wei-sync", "the losses here are the path's random-loss model (or given), not the drop-tail "
+                   "queue overflowing: Wei's synchronisation is of queue drops")
     algo = _WEI.get(fi.cc)
     if algo is None:
         return _no(fi, "wei-sync", f"cc = {fi.cc!r}: Wei's throughput-loss results cover Reno, HighSpeed, Scalable")
