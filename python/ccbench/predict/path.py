@@ -133,25 +133,36 @@ def _dumbbell(topo: Dumbbell, rf) -> FlowPath:
     return FlowPath((cli, up, srv), (srv, down, cli))
 
 
+def _router_of(topo: ParkingLot, node: str) -> int:
+    """Index of the router a parking-lot node hangs on (r{i} itself for a router)."""
+    if node == "long_src":
+        return 0
+    if node == "long_dst":
+        return topo.hops
+    if node.startswith("x") and node.endswith("_src"):
+        return int(node[1:-4])
+    if node.startswith("x") and node.endswith("_dst"):
+        return int(node[1:-4]) + 1
+    return int(node[1:])  # r{i}
+
+
 def _parking_lot(topo: ParkingLot, rf) -> FlowPath:
     a = topo.access
     acc = Link("access", a.rate, a.delay / 1e9, a.queue)
-    if rf.src == "long_src":
-        hops = range(topo.hops)
-    elif rf.src.startswith("x") and rf.src.endswith("_src"):
-        hops = range(int(rf.src[1:-4]), int(rf.src[1:-4]) + 1)
-    else:  # src/dst on routers: the hops between them
-        lo, hi = sorted(int(n[1:]) for n in (rf.src, rf.dst) if n[1:].isdigit())
-        hops = range(lo, hi)
-    fwd, rev = [acc], [acc]
+    lo, hi = sorted((_router_of(topo, rf.src), _router_of(topo, rf.dst)))
+    # Hosts hang on their router by an access link; a router endpoint has none.
+    ends = [acc] if not rf.src.startswith("r") else []
+    fwd, rev = list(ends), list(ends)
     r = topo.reverse
-    for i in hops:
+    for i in range(lo, hi):
         rate, delay, queue, loss = topo.hop(i)
         fwd.append(Link(f"hop{i}", rate, delay / 1e9, queue, loss))
-        rev.insert(1, Link(f"hop{i}_rev", r.rate if r.rate is not None else rate,
-                           (r.delay if r.delay is not None else delay) / 1e9, r.queue if r.queue is not None else DropTail()))
-    fwd.append(acc)
-    rev.append(acc)
+        rev.insert(len(ends), Link(f"hop{i}_rev", r.rate if r.rate is not None else rate,
+                                   (r.delay if r.delay is not None else delay) / 1e9,
+                                   r.queue if r.queue is not None else DropTail()))
+    if not rf.dst.startswith("r"):
+        fwd.append(acc)
+        rev.append(acc)
     return FlowPath(tuple(fwd), tuple(rev))
 
 
