@@ -33,6 +33,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "probe": ("ccbench.cli.probe", "Measure a real path's loss process with UDP probes (Wei thesis §4.3)."),
     "emu": ("ccbench.cli.emu", "Emulate a scenario with the real Linux kernel TCP (needs root)."),
     "compare": ("ccbench.cli.compare", "One scenario several ways side by side: simulator, kernel, models, service curve."),
+    "schemes": ("ccbench.cli.schemes", "Compare congestion controls on one scenario: throughput-delay plot, goodput over time, RTT fairness."),
     "bench": ("ccbench.cli.bench", "Measure simulator speed: wall time, events/s, packets/s and peak memory."),
 }
 

@@ -47,6 +47,10 @@ def write_report(path: str | Path, out: Optional[str | Path] = None, fmt: str = 
     if target.parent and not target.parent.exists():
         target.parent.mkdir(parents=True, exist_ok=True)
     if kind == "sweep":
+        from ccbench.schemes.report import is_schemes_dir, write_schemes_report
+
+        if is_schemes_dir(path) and not metrics:  # `ccbench schemes` output: its own report
+            return write_schemes_report(path, target, fmt)
         return write_sweep_report(path, target, fmt, metrics)
     if metrics:
         raise SweepError("--metric: only for sweep reports (a run report shows every flow metric)")
