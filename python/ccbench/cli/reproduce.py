@@ -1,9 +1,15 @@
-"""``ccbench reproduce STUDY [--full] [--out DIR]``: the founding studies' experiments."""
+"""``ccbench reproduce STUDY [--full] [--out DIR]``: the founding studies' experiments;
+``--all`` runs every study, ``--summary`` writes docs/REPRODUCTIONS.md from the results."""
 
 from __future__ import annotations
 
+import datetime
 import importlib
+import inspect
+import json
+import time
 from pathlib import Path
+from typing import Optional
 
 import typer
 
@@ -30,17 +36,44 @@ def study_table(df, title: str):
     return t
 
 
+def _run_study(study: str, full: bool, target: Path, quiet: bool) -> None:
+    from ccbench.cli.progress import output_console, task_progress
+    from ccbench.studies import STUDIES
+
+    mod = importlib.import_module(STUDIES[study])
+    target.mkdir(parents=True, exist_ok=True)
+    size = "full" if full else "reduced"
+    t0 = time.perf_counter()
+    with task_progress(f"reproducing {study}", enabled=not quiet) as advance:
+        advance(0, f"({size} size; tables and figures to {target})")
+        kw = {}
+        if "progress" in inspect.signature(mod.run).parameters:
+            # Studies with many runs report "k/N runs" on the same line.
+            kw["progress"] = lambda k, n: advance(0, f"({size} size) {k}/{n} runs")
+        df = mod.run(full=full, out=target, **kw)
+    # What the summary needs to say how the recorded numbers were made.
+    meta = {"study": study, "size": size, "date": datetime.date.today().isoformat(),
+            "wall_s": round(time.perf_counter() - t0, 1)}
+    (target / "meta.json").write_text(json.dumps(meta, indent=1) + "\n")
+    output_console().print(study_table(df, f"{study}: ours vs paper ({size} size)"))
+    typer.echo(f"table and figures in {target}")
+
+
 def reproduce_cmd(
-    study: str = typer.Argument(..., help="Study to reproduce; `ccbench reproduce list` lists them.", show_default=False),
+    study: Optional[str] = typer.Argument(None, help="Study to reproduce; `ccbench reproduce list` lists them.", show_default=False),
     full: bool = typer.Option(False, "--full", help="The paper's full size (long); default: a reduced size that runs in minutes."),
-    out: Path = typer.Option(None, "--out", "-o", help="Directory for the table (CSV) and figures (default runs/reproduce-STUDY)."),
+    out: Path = typer.Option(None, "--out", "-o", help="Directory for the table (CSV) and figures (default runs/reproduce-STUDY; with --all or --summary, the parent of the per-study directories, default runs)."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress line."),
+    all_studies: bool = typer.Option(False, "--all", help="Run every study (into OUT/reproduce-STUDY)."),
+    summary: bool = typer.Option(False, "--summary", help="Write the reproduction summary (docs/REPRODUCTIONS.md) from the recorded results in OUT/reproduce-*/; alone, it only assembles (no simulation)."),
+    summary_path: Path = typer.Option(Path("docs/REPRODUCTIONS.md"), "--summary-path", help="Where --summary writes."),
 ) -> None:
     """Reproduce a founding study and print our numbers next to the paper's.
 
-    Example: ccbench reproduce wei-sync --out runs/wei
+    Examples: ccbench reproduce wei-sync --out runs/wei;
+    ccbench reproduce --all --summary (every study, then docs/REPRODUCTIONS.md);
+    ccbench reproduce --summary (the page from results already recorded under runs/)
     """
-    from ccbench.cli.progress import output_console, task_progress
     from ccbench.studies import STUDIES
 
     if study == "list":
@@ -48,17 +81,25 @@ def reproduce_cmd(
             mod = importlib.import_module(module)
             typer.echo(f"{name:16} {mod.DESCRIPTION}")
         return
-    if study not in STUDIES:
+    if study is not None and all_studies:
+        raise fail(f"study: {study!r} given together with --all (accepted: one of them)")
+    if study is None and not all_studies and not summary:
+        raise fail(f"study: missing (accepted: {', '.join(STUDIES)}, list, or --all / --summary)")
+    if study is not None and study not in STUDIES:
         raise fail(f"study: {study!r} is not a study (accepted: {', '.join(STUDIES)}, or list)")
-    mod = importlib.import_module(STUDIES[study])
-    target = out or Path("runs") / f"reproduce-{study}"
-    target.mkdir(parents=True, exist_ok=True)
-    size = "full" if full else "reduced"
-    with task_progress(f"reproducing {study}", enabled=not quiet) as advance:
-        advance(0, f"({size} size; tables and figures to {target})")
-        df = mod.run(full=full, out=target)
-    output_console().print(study_table(df, f"{study}: ours vs paper ({size} size)"))
-    typer.echo(f"table and figures in {target}")
+    if study is not None:
+        target = out or Path("runs") / f"reproduce-{study}"
+        _run_study(study, full, target, quiet)
+        results = target.parent
+    else:
+        results = out or Path("runs")
+        if all_studies:
+            for name in STUDIES:
+                _run_study(name, full, results / f"reproduce-{name}", quiet)
+    if summary:
+        from ccbench.studies.summary import write
+
+        typer.echo(f"summary written to {write(summary_path, results)}")
 
 
 def register(app: typer.Typer) -> None:

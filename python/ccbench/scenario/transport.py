@@ -10,6 +10,9 @@ User side::
                   delayed_ack = true, ecn = false, pacing = false, recovery = "prr",
                   sndbuf = "4MB", rcvbuf = "6MB", min_rto = "200ms" }
 
+``stack = "textbook-reno"`` starts from a legacy textbook stack instead of today's
+Linux (see ``STACKS``); keys set next to it override the profile's values.
+
 Only the keys the user sets reach the simulator, which applies Linux's defaults to the
 rest (so a scenario written today keeps meaning "Linux as the simulator models it").
 Times go to the simulator in whole milliseconds (``min_rto`` -> ``min_rto_ms``), sizes in
@@ -21,6 +24,7 @@ which lists the registered ones.
 
 from __future__ import annotations
 
+import copy
 import re
 from typing import Any, Literal, Optional, Union
 
@@ -167,6 +171,25 @@ _TCP_KEYS: dict[str, str] = {
     "tlp": "tlp",
     "frto": "frto",
     "tso_autosize": "tso_autosize",
+    "rto": "rto",
+    "fast_recovery": "fast_recovery",
+}
+#: Stack profiles (simulator keys): the defaults a ``stack`` puts under the user's keys.
+#: ``textbook-reno`` is the TCP of the older analytical-model papers and of ns-2's
+#: ``Agent/TCP/Newreno`` with a non-delaying ``TCPSink``: no SACK (so loss detection is
+#: the 3-duplicate-ACK rule, not RACK) with Reno's fast recovery (a partial ACK ends it; a
+#: second loss in the window waits for the RTO; ``fast_recovery = "newreno"`` for RFC 6582),
+#: no tail-loss probe, no F-RTO, no delayed ACKs, initial window 1, 1460-byte segments with 40-byte
+#: headers (no timestamps option), Reno's AIMD, and the RFC 6298 RTO with ns-2's
+#: minimum ``minrto_`` = 200 ms (RFC 6298's own 1 s: add ``min_rto = "1s"``).
+STACKS: dict[str, dict[str, Any]] = {
+    "linux": {},
+    "textbook-reno": {
+        "sack": False, "dsack": False, "tlp": False, "frto": False, "delayed_ack": False,
+        "init_cwnd": 1, "mss": 1460, "header_bytes": 40, "rto": "rfc6298", "min_rto_ms": 200,
+        "fast_recovery": "reno",
+        "cc": {"name": "reno", "params": {}},
+    },
 }
 _MS_FIELDS = ("min_rto", "max_rto", "initial_rto", "delack_min", "delack_max")
 
@@ -201,6 +224,14 @@ class Tcp(Table):
     #: Paced flows (fq pacing, BBR) send Linux's autosized GSO bursts (about 1 ms of
     #: data, at least 2 segments) per pacing slot; false: one segment per slot.
     tso_autosize: Optional[bool] = None
+    #: RTO estimator: Linux's (default) or RFC 6298's ("rfc6298": the minimum bounds
+    #: SRTT + 4 RTTVAR rather than the variance term).
+    rto: Optional[Literal["linux", "rfc6298"]] = None
+    #: Partial ACKs without SACK: "newreno" (RFC 6582, Linux; default) or "reno" (ns-2's
+    #: Agent/TCP/Reno: the first partial ACK ends recovery).
+    fast_recovery: Optional[Literal["newreno", "reno"]] = None
+    #: A stack profile under the keys above: "linux" (default) or "textbook-reno".
+    stack: Optional[Literal["linux", "textbook-reno"]] = None
 
     @model_validator(mode="after")
     def _check(self):
@@ -215,7 +246,7 @@ class Tcp(Table):
         return self
 
     def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"kind": "tcp"}
+        out: dict[str, Any] = {"kind": "tcp", **copy.deepcopy(STACKS[self.stack or "linux"])}
         for key, rust in _TCP_KEYS.items():
             v = getattr(self, key)
             if v is None:
@@ -226,7 +257,8 @@ class Tcp(Table):
         return out
 
     def describe(self) -> str:
-        return f"TCP {self.cc.name if self.cc else '(default cc)'}"
+        cc = self.cc.name if self.cc else STACKS[self.stack or "linux"].get("cc", {}).get("name", "(default cc)")
+        return f"TCP {cc}" + (f" ({self.stack})" if self.stack and self.stack != "linux" else "")
 
 
 Transport = tagged(Udp, Tcp)

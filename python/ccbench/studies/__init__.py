@@ -12,4 +12,6 @@ STUDIES = {
     "brosh-droptail": "ccbench.studies.brosh_droptail",
     "brosh-split": "ccbench.studies.brosh_split",
     "luebben-fig9": "ccbench.studies.luebben_fig9",
+    "stewart": "ccbench.studies.stewart",
+    "weigle": "ccbench.studies.weigle",
 }

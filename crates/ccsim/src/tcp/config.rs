@@ -22,6 +22,35 @@ pub enum RecoveryMode {
     RateHalving,
 }
 
+/// How the retransmission timeout is computed from the RTT samples.
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum RtoMode {
+    /// Linux `tcp_rtt_estimator` / `__tcp_set_rto`: `SRTT + max(4*mdev, rto_min)`
+    /// with the per-RTT `mdev_max` decay (see [`crate::tcp::rtt`]).
+    #[default]
+    Linux,
+    /// RFC 6298 §2 as textbook stacks and ns-2 compute it: symmetric RTTVAR,
+    /// `RTO = max(min_rto, SRTT + max(G, 4*RTTVAR))` with G = 1 ms, so the minimum
+    /// bounds the sum, not the variance term.
+    Rfc6298,
+}
+
+/// What a partial ACK does in fast recovery without SACK.
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum FastRecovery {
+    /// RFC 6582 NewReno (Linux `tcp_newreno_mark_lost`): each partial ACK retransmits
+    /// the next hole and recovery lasts until all data sent before it is ACKed.
+    #[default]
+    Newreno,
+    /// RFC 5681 Reno as ns-2's `Agent/TCP/Reno` (with `bugFix_`): the first partial
+    /// ACK ends recovery (cwnd = ssthresh); duplicate ACKs for data below the old
+    /// recovery point start no new fast retransmit (RFC 6582 §4.1's check), so a
+    /// second loss in the window waits for the RTO.
+    Reno,
+}
+
 /// Which congestion control and its parameters.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
@@ -87,6 +116,12 @@ pub struct TcpConfig {
     pub ecn: bool,
     #[serde(default)]
     pub recovery: RecoveryMode,
+    /// Partial-ACK handling without SACK (with SACK, RACK decides).
+    #[serde(default)]
+    pub fast_recovery: FastRecovery,
+    /// RTO estimator: Linux's (default) or RFC 6298's (legacy/textbook stacks).
+    #[serde(default)]
+    pub rto: RtoMode,
     /// Tail loss probes (RFC 8985 §7; `net.ipv4.tcp_early_retrans` = 3 enables them).
     /// Only with SACK, as in Linux.
     #[serde(default = "d_true")]
@@ -180,6 +215,8 @@ impl Default for TcpConfig {
             quickack_segments: d_quickack(),
             ecn: false,
             recovery: RecoveryMode::Prr,
+            rto: RtoMode::Linux,
+            fast_recovery: FastRecovery::Newreno,
             tlp: true,
             tso_autosize: true,
             frto: true,
@@ -304,6 +341,21 @@ mod tests {
     fn recovery_mode_parses_kebab_case() {
         let c: TcpConfig = serde_json::from_str(r#"{"recovery": "rate-halving"}"#).unwrap();
         assert_eq!(c.recovery, RecoveryMode::RateHalving);
+    }
+
+    #[test]
+    fn rto_mode_defaults_to_linux_and_parses_rfc6298() {
+        assert_eq!(TcpConfig::default().rto, RtoMode::Linux);
+        let c: TcpConfig = serde_json::from_str(r#"{"rto": "rfc6298"}"#).unwrap();
+        assert_eq!(c.rto, RtoMode::Rfc6298);
+        assert!(serde_json::from_str::<TcpConfig>(r#"{"rto": "bsd"}"#).is_err());
+    }
+
+    #[test]
+    fn fast_recovery_defaults_to_newreno() {
+        assert_eq!(TcpConfig::default().fast_recovery, FastRecovery::Newreno);
+        let c: TcpConfig = serde_json::from_str(r#"{"fast_recovery": "reno"}"#).unwrap();
+        assert_eq!(c.fast_recovery, FastRecovery::Reno);
     }
 
     #[test]

@@ -18,10 +18,14 @@
 //! Arithmetic is Linux's fixed point: `srtt_us` is 8x, `mdev_us` 4x (both in µs).
 //! The RTO is rounded up to the kernel timer tick (`usecs_to_jiffies`, HZ = 1000).
 //!
+//! `RtoMode::Rfc6298` (legacy stacks, ns-2) computes RFC 6298 §2 instead: RTTVAR
+//! updated symmetrically, `RTO = max(min_rto, SRTT + max(G, 4*RTTVAR))`, G = 1 ms.
+//!
 //! Karn's rule is the caller's job: the sender feeds only samples from segments that
 //! were never retransmitted, or from the timestamp echo (RFC 7323 RTTM), which is
 //! unambiguous, exactly as `tcp_ack_update_rtt` does.
 
+use crate::tcp::config::RtoMode;
 use crate::tcp::minmax::MinMax;
 use crate::time::{Nanos, NS_PER_MS, NS_PER_SEC, NS_PER_US};
 
@@ -53,6 +57,7 @@ pub struct RttEstimator {
     min_rtt: MinMax,
     has_min_rtt: bool,
     latest_us: u64,
+    mode: RtoMode,
 }
 
 impl RttEstimator {
@@ -70,7 +75,14 @@ impl RttEstimator {
             min_rtt: MinMax::default(),
             has_min_rtt: false,
             latest_us: 0,
+            mode: RtoMode::Linux,
         }
+    }
+
+    /// Chooses the RTO computation (Linux's by default).
+    pub fn with_mode(mut self, mode: RtoMode) -> Self {
+        self.mode = mode;
+        self
     }
 
     /// Feeds one RTT measurement (`tcp_ack_update_rtt`): `seq_rtt_us` updates SRTT
@@ -100,7 +112,14 @@ impl RttEstimator {
     fn estimate(&mut self, mrtt_us: u64, snd_una: u64, snd_nxt: u64) {
         let m_raw = mrtt_us as i64;
         self.latest_us = mrtt_us;
-        if self.srtt_us8 != 0 {
+        if self.srtt_us8 != 0 && self.mode == RtoMode::Rfc6298 {
+            // RFC 6298 §2.3: RTTVAR = 3/4 RTTVAR + 1/4 |SRTT - R'| (4x units: += |err| -
+            // RTTVAR), then SRTT = 7/8 SRTT + 1/8 R'.
+            let err = m_raw - (self.srtt_us8 >> 3) as i64;
+            let m = err.abs() - (self.mdev_us4 >> 2) as i64;
+            self.mdev_us4 = (self.mdev_us4 as i64 + m).max(0) as u64;
+            self.srtt_us8 = (self.srtt_us8 as i64 + err).max(1) as u64;
+        } else if self.srtt_us8 != 0 {
             let mut m = m_raw - (self.srtt_us8 >> 3) as i64; // error
             let srtt = (self.srtt_us8 as i64 + m).max(1); // srtt += err/8 (in 8x units)
             if m < 0 {
@@ -142,7 +161,11 @@ impl RttEstimator {
     /// `tcp_set_rto` / `__tcp_set_rto`: srtt + rttvar, rounded up to a jiffy, bounded
     /// by `TCP_RTO_MAX`.
     fn set_rto(&mut self) {
-        let us = (self.srtt_us8 >> 3) + self.rttvar_us;
+        let us = match self.mode {
+            RtoMode::Linux => (self.srtt_us8 >> 3) + self.rttvar_us,
+            // RFC 6298 §2.4 with G = one jiffy; the minimum bounds the sum (§2.4).
+            RtoMode::Rfc6298 => ((self.srtt_us8 >> 3) + self.mdev_us4.max(JIFFY_NS / NS_PER_US)).max(self.min_rto_us),
+        };
         let ns = (us * NS_PER_US).div_ceil(JIFFY_NS) * JIFFY_NS;
         self.base_rto_ns = ns.min(self.max_rto_ns);
     }
@@ -246,6 +269,31 @@ mod tests {
         assert_eq!(e.srtt(), 105 * NS_PER_MS);
         assert_eq!(e.mdev(), 47_500 * NS_PER_US);
         assert_eq!(e.rto(), 305 * NS_PER_MS);
+    }
+
+    #[test]
+    fn rfc6298_mode_bounds_the_sum_and_updates_rttvar_symmetrically() {
+        let rfc = || RttEstimator::new(1000 * NS_PER_MS, 200 * NS_PER_MS, 120 * NS_PER_SEC).with_mode(RtoMode::Rfc6298);
+        // 100 ms then 140 ms: RFC 6298 §2.3 gives SRTT 105 ms, RTTVAR 47.5 ms,
+        // RTO = 105 + 190 = 295 ms (Linux: 305 ms, previous test).
+        let mut e = rfc();
+        e.on_sample(0, 100_000, 100_000, 0, 10);
+        assert_eq!(e.rto(), 300 * NS_PER_MS);
+        e.on_sample(1, 140_000, 140_000, 5, 20);
+        assert_eq!(e.srtt(), 105 * NS_PER_MS);
+        assert_eq!(e.mdev(), 47_500 * NS_PER_US);
+        assert_eq!(e.rto(), 295 * NS_PER_MS);
+        // A falling RTT counts fully in RTTVAR (Linux weighs it 1/8): 105 -> 65 ms
+        // gives |err| = 40 ms, RTTVAR = 3/4*47.5 + 10 = 45.625 ms.
+        e.on_sample(2, 65_000, 65_000, 10, 30);
+        assert_eq!(e.mdev(), 45_625 * NS_PER_US);
+        // Stable 10 ms path: SRTT + 4*RTTVAR shrinks below 200 ms, the minimum holds
+        // the sum (Linux: SRTT + 200 ms).
+        let mut e = rfc();
+        for i in 0..200 {
+            e.on_sample(i, 10_000, 10_000, i, i + 1);
+        }
+        assert_eq!(e.rto(), 200 * NS_PER_MS);
     }
 
     #[test]

@@ -72,7 +72,7 @@ use crate::rng::Rng;
 use crate::tcp::cc::{
     AckFlags, AckSample, AnyCc, CaEvent, CaState, CcContext, RateSample, SockState, INFINITE_SSTHRESH,
 };
-use crate::tcp::config::{RecoveryMode, TcpConfig};
+use crate::tcp::config::{FastRecovery, RecoveryMode, TcpConfig};
 use crate::tcp::pacing::{PacingMode, RandomPacer};
 use crate::tcp::rate::RateSampler;
 use crate::tcp::rtt::RttEstimator;
@@ -180,6 +180,10 @@ pub struct TcpSender {
     dsack: bool,
     nagle: bool,
     recovery: RecoveryMode,
+    /// Reno's partial-ACK exit (`fast_recovery = "reno"`, without SACK only).
+    reno_exit: bool,
+    /// Reno: no fast retransmit until `snd_una` passes this (ns-2's `recover_`).
+    reno_recover: u64,
     slow_start_after_idle: bool,
     pacing_cfg: PacingMode,
     /// The configuration asks for pacing and the CC does not pace by itself: fixed for
@@ -290,6 +294,8 @@ impl TcpSender {
             dsack: cfg.dsack,
             nagle: cfg.nagle,
             recovery: cfg.recovery,
+            reno_exit: cfg.fast_recovery == FastRecovery::Reno && !cfg.sack,
+            reno_recover: 0,
             slow_start_after_idle: cfg.slow_start_after_idle,
             pacing_cfg: cfg.pacing,
             pacing_by_config: cfg.pacing != PacingMode::Off && !cc.has_cong_control(),
@@ -301,7 +307,8 @@ impl TcpSender {
                 cfg.initial_rto_ms * NS_PER_MS,
                 cfg.min_rto_ms * NS_PER_MS,
                 cfg.max_rto_ms * NS_PER_MS,
-            ),
+            )
+            .with_mode(cfg.rto),
             rate: RateSampler::default(),
             sb: Scoreboard::default(),
             now,
@@ -900,6 +907,11 @@ impl TcpSender {
         let new_recovery = st < CaState::Recovery;
         self.set_state(CaState::Loss);
         self.high_seq = self.snd_nxt;
+        if self.reno_exit {
+            // ns-2 Reno sets `recover_` at a timeout too: duplicate ACKs caused by
+            // go-back-N duplicates then trigger no fast retransmit.
+            self.reno_recover = self.snd_nxt;
+        }
         self.tlp_high_seq = None;
         // F-RTO step 1, for a fresh episode or a repeated timeout.
         self.frto = self.frto_cfg && (new_recovery || self.rto_retries > 0);
@@ -1542,6 +1554,9 @@ impl TcpSender {
     /// dupACKs, and in Recovery every partial ACK exposes the next hole, one per RTT.
     fn newreno_mark_lost(&mut self, snd_una_advanced: bool) {
         let st = self.sk.ca_state;
+        if self.reno_exit && st < CaState::Recovery && self.snd_una < self.reno_recover {
+            return; // Reno's `bugFix_`: no second fast retransmit in one window
+        }
         if (st < CaState::Recovery && self.sb.sacked_out >= self.reordering)
             || (st == CaState::Recovery && snd_una_advanced)
         {
@@ -1598,6 +1613,15 @@ impl TcpSender {
                         self.add_reno_sack(num_dupack, ece_ack);
                     }
                 } else if self.try_undo_partial(prior_snd_una, tsecr) {
+                    return;
+                } else if self.reno_exit && self.snd_una < self.high_seq {
+                    // Reno (RFC 5681 §3.2 step 6): the partial ACK deflates the window
+                    // and ends recovery; the next hole waits for three dupACKs above
+                    // `high_seq`, i.e. in practice for the RTO.
+                    self.reno_recover = self.high_seq;
+                    self.sb.sacked_out = 0;
+                    self.end_cwnd_reduction();
+                    self.set_state(CaState::Open);
                     return;
                 }
                 if self.try_undo_dsack() {

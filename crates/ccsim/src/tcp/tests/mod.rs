@@ -4,7 +4,7 @@
 mod pipe;
 
 use crate::tcp::cc::CaState;
-use crate::tcp::config::{RecoveryMode, TcpConfig};
+use crate::tcp::config::{FastRecovery, RecoveryMode, TcpConfig};
 use pipe::{Action, Ev, Pipe, MS};
 
 const MSS: u64 = 1448;
@@ -165,14 +165,19 @@ fn lost_retransmission_is_detected_by_time_without_rto() {
 
 // ---------------------------------------------------------------- NewReno
 
-#[test]
-fn newreno_without_sack_repairs_one_hole_per_rtt() {
-    let cfg = TcpConfig { sack: false, ..reno() };
+/// 150 segments with segments 20, 25 and 30 lost once, run to completion.
+fn three_holes(cfg: TcpConfig) -> Pipe {
     let mut p = bulk(cfg, 150, 20 * MS, RATE);
     for i in [20, 25, 30] {
         p.on(seg(i), 1, Action::Drop);
     }
     p.run_until(10_000 * MS);
+    p
+}
+
+#[test]
+fn newreno_without_sack_repairs_one_hole_per_rtt() {
+    let p = three_holes(TcpConfig { sack: false, ..reno() });
     assert_eq!(p.s.snd_una(), 150 * MSS);
     let rtx = p.rtx();
     assert_eq!(rtx.iter().map(|r| r.1).collect::<Vec<_>>(), vec![seg(20), seg(25), seg(30)]);
@@ -182,6 +187,26 @@ fn newreno_without_sack_repairs_one_hole_per_rtt() {
     }
     let st = p.s.stats();
     assert_eq!((st.fast_recoveries, st.timeouts), (1, 0));
+}
+
+#[test]
+fn reno_without_sack_leaves_the_second_hole_to_the_rto() {
+    // The same three holes with ns-2's Reno: the first partial ACK ends recovery, no
+    // dupACK-triggered retransmission follows below the recovery point, so the
+    // second hole waits for the RTO (then go-back-N repairs the rest).
+    let p = three_holes(TcpConfig { sack: false, tlp: false, fast_recovery: FastRecovery::Reno, ..reno() });
+    assert_eq!(p.s.snd_una(), 150 * MSS);
+    let rtx = p.rtx();
+    assert_eq!(rtx[0].1, seg(20));
+    assert_eq!(rtx[1].1, seg(25));
+    assert!(rtx[1].0 - rtx[0].0 >= 200 * MS, "second hole only after the RTO: {rtx:?}");
+    // One RTO (go-back-N then resends segments the receiver already holds, whose
+    // duplicate ACKs may start one more, spurious, fast retransmit as in ns-2).
+    assert_eq!(p.s.stats().timeouts, 1);
+    assert_eq!(p.rtos().len(), 1);
+    // With SACK the switch has no effect (RACK decides).
+    let q = three_holes(TcpConfig { fast_recovery: FastRecovery::Reno, ..reno() });
+    assert_eq!((q.s.stats().fast_recoveries, q.s.stats().timeouts), (1, 0));
 }
 
 // ---------------------------------------------------------------- RTO

@@ -1,0 +1,150 @@
+"""The founding papers' tables and figures with numerical results, and how far ccbench
+reproduces each (the static half of ``docs/REPRODUCTIONS.md``; the numbers come from
+recorded study results, see :mod:`ccbench.studies.summary`).
+
+Status words: ``reproduced`` (our numbers agree with the paper's within the stated
+tolerance, or every qualitative claim holds), ``partly`` (some numbers or claims hold,
+others differ, or only part of the setup is covered), ``not yet`` (no study; the
+building blocks may exist), ``not reproducible here`` (needs something ccbench cannot
+have: Internet paths, real application traces, a specific old simulator).
+``status = None`` marks items whose status is computed from the recorded results.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class Item:
+    item: str                 # "Table 3", "Fig. 4a"
+    reports: str              # what the paper reports (numbers where it gives them)
+    status: str | None        # static status, or None = computed from recorded results
+    why: str = ""             # the reason for the status, or what the study covers
+    study: str | None = None  # the `ccbench reproduce` study that covers it
+    key: str | None = None    # selector for the summary's ours-vs-paper extractor
+
+
+@dataclass(frozen=True)
+class Paper:
+    key: str
+    title: str
+    seed: str
+    notes: str
+    studies: tuple[str, ...]
+    items: tuple[Item, ...] = field(default_factory=tuple)
+
+
+NY = "not yet"
+NR = "not reproducible here"
+
+PAPERS: tuple[Paper, ...] = (
+    Paper(
+        "wei", "Wei, Microscopic Behavior of Internet Congestion Control (Caltech PhD thesis, 2007)", "003",
+        "wei-microscopic-congestion-control.md", ("wei-sync",),
+        (
+            Item("Ch. 2, Fig. 2.x", "single Vegas flow 800 Mbit/s / 200 ms: cwnd in [19067, 19068]; 100 flows: mean cwnd "
+                 "114.6-115.6, queue 1935-2035 pkts", NY, "no study; Vegas and the packet-level ack-clock model exist "
+                 "(`cc = \"vegas\"`, `ccbench.models.wei_fast`)"),
+            Item("Figs 3.1-3.3", "loss burstiness: ns-2 80 % of loss intervals < 1 % RTT; PlanetLab 60 % < 1 RTT, "
+                 "40 % < 1 % RTT", NR, "PlanetLab part needs Internet paths (`ccbench probe` measures a real path); "
+                 "the ns-2 part has no study yet"),
+            Item("Fig. 3.8", "loss-detection fraction: bursty 30 %, paced 70 %", NY, "no study"),
+            Item("Tables 3.1, 3.2", "loss synchronisation rate of Reno / HS-TCP / S-TCP under DropTail, pacing, RED, "
+                 "P-ECN", None, "study wei-sync (100 Mbit/s, 200 ms, 50 on/off noise flows)", "wei-sync", "wei-sync"),
+            Item("Figs 3.9-3.20", "fairness convergence: Reno > 1500 RTTs at 100 Mbit/s / 200 ms; time reduced 2.4x "
+                 "(pacing), 1.25x (RED), 30x (P-ECN)", NY, "no study"),
+            Item("Figs 3.21-3.26", "64 MB transfer: bound 5.39 s, TCP up to 10x at 200 ms, P-ECN <= 2x; P-ECN "
+                 "throughput within 15 %", NY, "no study"),
+            Item("Ch. 4 tables", "ns-2 TCP-Linux vs Sack1 speed and memory", NR,
+                 "compares two ns-2 implementations, not a network behaviour"),
+        ),
+    ),
+    Paper(
+        "brosh", "Brosh, Baset, Misra, Rubenstein, Schulzrinne, The Delay-Friendliness of TCP (2008/2010)", "001",
+        "brosh-delay-friendliness-of-tcp.md", ("brosh-droptail", "brosh-split"),
+        (
+            Item("Figs 2, 18", "traces: Fig. 18 peak delay of the half-MSS flow 45 % lower; cwnd overestimates load "
+                 "by 30 % / 40 %", NY, "no study"),
+            Item("Figs 5-11", "model vs random-drop testbed: VoIP mean-delay error < 10 % up to 2 % loss; video ~20 %",
+                 NY, "no study; the model is `ccbench model brosh`"),
+            Item("Fig. 12a", "PlanetLab paths, model vs measurement", NR, "Internet paths; values not in the text"),
+            Item("Table 3", "VoIP over drop-tail: loss, RTT, jitter, 95 % delay for 0-25 web flows, packet and byte "
+                 "queues", None, "study brosh-droptail", "brosh-droptail", "brosh-droptail"),
+            Item("Table 4", "video over drop-tail: same columns, 0-100 web flows", NY,
+                 "brosh-droptail covers the VoIP table only"),
+            Item("Fig. 14", "working region: VoIP 95 % delay <= 200 ms up to 2 % loss at 100 ms; video max <= 5 s up "
+                 "to 3 %", NY, "no study"),
+            Item("Figs 17, 19-24, Table 5", "packet size, byte counting (+10-20 % delay), timeouts, bottleneck type, "
+                 "playout (<= 5 % late at L + 1.5 RTT + 60 ms)", NY, "no study"),
+            Item("Figs 25-28", "split-2 -30 % (drop-tail video), split-4 -27 % FTP throughput; 5 parallel "
+                 "connections -90 % 95th percentile", None, "study brosh-split (random loss 1 %, 100 ms)",
+                 "brosh-split", "brosh-split"),
+        ),
+    ),
+    Paper(
+        "luebben", "Lübben, Fidler, A Benchmark for the Performance of Time-varying Closed-loop Flow Control "
+        "with Application to TCP (2016)", "000", "luebben-fidler-service-curve-benchmark.md", ("luebben-fig9",),
+        (
+            Item("Fig. 2", "delay components at 1 and 9 Mbit/s: loss peaks ~100 ms, stack delays of seconds at 9 Mbit/s",
+                 NY, "no study (luebben-fig9 decomposes the 5 Mbit/s case)"),
+            Item("Figs 4-6", "static window: 5 / 10 Mbit/s, 50 ms; adaptive window: 4100 vs 4143 pkt/s; bounds "
+                 "follow quantiles", NY, "no study; `ccbench estimate` computes these service curves"),
+            Item("Fig. 8", "NewReno attainable rate: starts at 30 ms, 9 Mbit/s long-term", NY, "no study"),
+            Item("Fig. 9", "5 Mbit/s probe: network delay 18-30 ms, sender-stack delay > 10x, P(stack) ~ 0.3",
+                 None, "study luebben-fig9", "luebben-fig9", "luebben-fig9"),
+            Item("Fig. 10", "P(sender-stack buffering) vs utilisation; periodic model: none below 2/3", NY, "no study"),
+            Item("Figs 12-17", "benchmark: utilisation, buffer (21 pkt -> 8 Mbit/s), AQM (RED min_th 5 -> 8 Mbit/s), "
+                 "CC (Scalable best), video bound (~50 % lower)", NY,
+                 "no study; the estimator and scenarios exist (`ccbench estimate`)"),
+        ),
+    ),
+    Paper(
+        "stewart", "Stewart, Hayes, Armitage, Welzl, Petlund, Multimedia-unfriendly TCP Congestion Control and Home "
+        "Gateway Queue Management (MMSys 2011)", "002", "stewart-multimedia-unfriendly-tcp.md", ("stewart",),
+        (
+            Item("Table 1", "thin-stream traffic statistics of seven applications", NR,
+                 "statistics of captured application traces (ccbench's thin-stream presets are fitted to it)"),
+            Item("Fig. 1", "cwnd and queuing delay, ADSL1 20 kB: delay grows by up to 107 ms; CUBIC consistently "
+                 "higher", None, "stewart part fig1", "stewart", "stewart:fig1"),
+            Item("Fig. 3", "goodput vs PS queue: ADSL1 CUBIC full from 7 slots, NewReno 20; ADSL2 both below full "
+                 "under 40, NewReno never", None, "stewart part fig3", "stewart", "stewart:fig3"),
+            Item("Fig. 4a", "CBR loss vs queue per rule (ns-2): FB-loose >> PS > FB-strict ~ 0 %", None,
+                 "stewart part fig4", "stewart", "stewart:fig4a"),
+            Item("Fig. 4b", "FB-loose loss peaks near 30, 60, 90 kB (testbed and ns-2, clearest for CUBIC)", None,
+                 "simulated with ns-2's and with dummynet's accounting (in-service packet counted); the emulator run "
+                 "(ccemu, same rules) was not done: the shared machine was loaded and the emulator's "
+                 "timing needs idle CPU", "stewart", "stewart:fig4b"),
+            Item("ADSL2 loss (text)", "FB-loose CBR loss ~1 % (CUBIC), ~0.4 % (NewReno), insensitive to queue size",
+                 None, "stewart part adsl2", "stewart", "stewart:adsl2"),
+            Item("Fig. 5", "CUBIC fast-convergence lock-in without CBR jitter (two 3-min trials)", NY,
+                 "no numbers in the paper; jitter is on in every run, as the paper's remedy"),
+            Item("Fig. 6", "fine sweep 52.5-67.5 kB: FB-strict peaks just below multiples of 1500 B, FB-loose worst "
+                 "just above", None, "stewart part fig6", "stewart", "stewart:fig6"),
+            Item("Fig. 7", "CBR extra delay 40 kB FB-loose, RTT/2 12-100 ms: CUBIC higher median, tighter spread",
+                 None, "stewart part fig7", "stewart", "stewart:fig7"),
+            Item("ADSL2 delay (text)", "median extra delay CUBIC ~11 / 9 ms, NewReno ~5 / 1 ms at RTT/2 12 / 25 ms; "
+                 "< 2 ms at 50, 100 ms; max ~13 ms", None, "stewart part fig7", "stewart", "stewart:adsl2delay"),
+        ),
+    ),
+    Paper(
+        "weigle", "Weigle, Cheng, Kaur, Kulkarni, Generalized stochastic performance models for loss-based "
+        "congestion control (Computer Communications, 2009)", "004", "weigle-lbcc-stochastic-model.md", ("weigle",),
+        (
+            Item("Table 1", "observed p, computed p_T (Eq. 19), observed p_T for the 7 settings", None,
+                 "study weigle", "weigle", "weigle:table1"),
+            Item("Figs 1-5", "mean and sd of T_n, 1000 segments: M1 tracks ns-2 Reno at p <= 1 %; M2 under-predicts "
+                 "at low capacity", None, "study weigle (textbook-reno and linux stacks)", "weigle", "weigle:low"),
+            Item("Figs 6-7", "p = 3 %, 5 %: both models under-predict; M1-p (observed p_T) fairly accurate", None,
+                 "study weigle", "weigle", "weigle:high"),
+            Item("Fig. 9", "HTTP (PackMime) workload: relative error within 0.1 for 80 % of connections", NY,
+                 "needs PackMime-like per-connection delays on Floyd's multi-bottleneck topology"),
+            Item("Figs 10-12", "N_delta, throughput convergence, high-speed protocols (model only)", NY,
+                 "no numbers in the text to compare; `ccbench model weigle` computes them"),
+        ),
+    ),
+)
+
+
+def study_names() -> list[str]:
+    return [s for p in PAPERS for s in p.studies]
