@@ -107,6 +107,8 @@ impl Default for AccessConfig {
 ///   `rK`; cross-traffic hosts `x{i}_src` at `r{i}` and `x{i}_dst` at `r{i+1}`.
 /// - graph: the nodes and links as given; routes by shortest propagation delay unless
 ///   listed explicitly.
+/// - leaf-spine and fat tree: see `fabric.rs` for node and link names; routes by ECMP
+///   (per-flow hashing over every shortest path).
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
 pub enum TopologyConfig {
@@ -130,6 +132,29 @@ pub enum TopologyConfig {
         links: Vec<GraphLink>,
         #[serde(default)]
         routes: Vec<RouteConfig>,
+    },
+    /// Two-tier Clos: every leaf joined to every spine, `hosts_per_leaf` hosts per leaf.
+    LeafSpine {
+        leaves: u32,
+        spines: u32,
+        hosts_per_leaf: u32,
+        /// Switch to host (the edge port, where incast queues); the host's NIC sends
+        /// back at the same rate and delay through `nic_queue`.
+        host_link: LinkConfig,
+        /// Between switches, both directions.
+        fabric_link: LinkConfig,
+        /// The host NIC's queue (never the bottleneck by default).
+        #[serde(default = "default_access_queue")]
+        nic_queue: QdiscConfig,
+    },
+    /// Al-Fares et al.'s k-ary fat tree (SIGCOMM 2008): k pods of k/2 edge and k/2
+    /// aggregation switches, (k/2)^2 core switches, k^3/4 hosts.
+    FatTree {
+        k: u32,
+        host_link: LinkConfig,
+        fabric_link: LinkConfig,
+        #[serde(default = "default_access_queue")]
+        nic_queue: QdiscConfig,
     },
 }
 

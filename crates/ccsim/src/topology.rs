@@ -1,10 +1,12 @@
-//! Topology builders: dumbbell, parking lot and explicit graph, all resolved into
-//! one `Network` of named nodes, unidirectional links and a static routing table.
+//! Topology builders: dumbbell, parking lot, explicit graph and the data-centre
+//! fabrics (`fabric.rs`), all resolved into one `Network` of named nodes,
+//! unidirectional links and static routes (`routing.rs`, linear in nodes and links).
 
 use crate::config::{AccessConfig, LinkConfig, TopologyConfig};
 use crate::error::ConfigError;
 use crate::ids::{LinkId, NodeId};
-use std::collections::{BinaryHeap, HashMap};
+use crate::routing::{Edge, Hop, Routing};
+use std::collections::HashMap;
 
 #[derive(Clone, Debug)]
 pub struct LinkSpec {
@@ -20,8 +22,7 @@ pub struct LinkSpec {
 pub struct Network {
     pub nodes: Vec<String>,
     pub links: Vec<LinkSpec>,
-    /// `routes[at][dst]`: the link a packet for `dst` leaves `at` on.
-    pub routes: Vec<Vec<Option<LinkId>>>,
+    pub routing: Routing,
     index: HashMap<String, NodeId>,
 }
 
@@ -30,7 +31,7 @@ impl Network {
         self.index.get(name).copied()
     }
 
-    fn add_node(&mut self, name: &str, field: &str) -> Result<NodeId, ConfigError> {
+    pub(crate) fn add_node(&mut self, name: &str, field: &str) -> Result<NodeId, ConfigError> {
         if self.index.contains_key(name) {
             return Err(ConfigError::new(field, format!("node {name:?} is defined twice")));
         }
@@ -40,7 +41,7 @@ impl Network {
         Ok(id)
     }
 
-    fn add_link(
+    pub(crate) fn add_link(
         &mut self,
         name: String,
         from: NodeId,
@@ -75,6 +76,7 @@ impl Network {
     /// Builds the network a topology description stands for.
     pub fn build(cfg: &TopologyConfig) -> Result<Network, ConfigError> {
         let mut net = Network::default();
+        let mut ecmp = false;
         match cfg {
             TopologyConfig::Dumbbell { pairs, bottleneck, access } => {
                 if *pairs == 0 {
@@ -171,8 +173,14 @@ impl Network {
                     net.add_link(name, from, to, l.link.clone(), field)?;
                 }
             }
+            TopologyConfig::LeafSpine { .. } | TopologyConfig::FatTree { .. } => {
+                crate::fabric::build(&mut net, cfg)?;
+                ecmp = true;
+            }
         }
-        net.compute_routes();
+        let edges: Vec<Edge> =
+            net.links.iter().map(|l| Edge { from: l.from, to: l.to, delay_ns: l.cfg.delay_ns }).collect();
+        net.routing = Routing::build(net.nodes.len(), &edges, ecmp);
         if let TopologyConfig::Graph { routes, nodes, .. } = cfg {
             for (i, r) in routes.iter().enumerate() {
                 let field = format!("topology.routes[{i}]");
@@ -188,51 +196,29 @@ impl Network {
                 let link = net.links.iter().position(|l| l.from == at && l.to == next).ok_or_else(|| {
                     ConfigError::new(format!("{field}.next"), format!("no link from {:?} to {:?}", r.at, r.next))
                 })?;
-                net.routes[at.idx()][dst.idx()] = Some(LinkId(link as u32));
+                net.routing.set(at, dst, LinkId(link as u32));
             }
         }
         Ok(net)
     }
 
-    /// Shortest paths by propagation delay (ties broken by hop count), one reverse
-    /// Dijkstra per destination.
-    fn compute_routes(&mut self) {
-        let n = self.nodes.len();
-        let mut incoming: Vec<Vec<LinkId>> = vec![Vec::new(); n];
-        for (i, l) in self.links.iter().enumerate() {
-            incoming[l.to.idx()].push(LinkId(i as u32));
-        }
-        self.routes = vec![vec![None; n]; n];
-        for dst in 0..n {
-            // cost = (delay_ns, hops); BinaryHeap is a max-heap, so store negated.
-            let mut best: Vec<Option<(u64, u32)>> = vec![None; n];
-            best[dst] = Some((0, 0));
-            let mut heap = BinaryHeap::new();
-            heap.push(std::cmp::Reverse((0u64, 0u32, dst)));
-            while let Some(std::cmp::Reverse((d, h, v))) = heap.pop() {
-                if best[v] != Some((d, h)) {
-                    continue;
-                }
-                for &lid in &incoming[v] {
-                    let l = &self.links[lid.idx()];
-                    let u = l.from.idx();
-                    let cand = (d + l.cfg.delay_ns, h + 1);
-                    if best[u].is_none_or(|b| cand < b) {
-                        best[u] = Some(cand);
-                        self.routes[u][dst] = Some(lid);
-                        heap.push(std::cmp::Reverse((cand.0, cand.1, u)));
-                    }
-                }
-            }
-        }
+    /// The next hop from `at` towards `dst`.
+    #[inline]
+    pub fn next_hop(&self, at: NodeId, dst: NodeId) -> Hop {
+        self.routing.next(at, dst)
     }
 
-    /// The links a packet from `src` to `dst` traverses, or None if unreachable.
-    pub fn path(&self, src: NodeId, dst: NodeId) -> Option<Vec<LinkId>> {
+    /// The links a packet of a flow with ECMP hash `hash` takes from `src` to
+    /// `dst`, or None if unreachable.
+    pub fn path_hashed(&self, src: NodeId, dst: NodeId, hash: u32) -> Option<Vec<LinkId>> {
         let mut at = src;
         let mut path = Vec::new();
         while at != dst {
-            let l = self.routes[at.idx()][dst.idx()]?;
+            let l = match self.next_hop(at, dst) {
+                Hop::Link(l) => l,
+                Hop::Ecmp(g) => self.routing.pick(g, hash, at),
+                Hop::Unreachable => return None,
+            };
             path.push(l);
             at = self.links[l.idx()].to;
             if path.len() > self.links.len() {
@@ -240,6 +226,11 @@ impl Network {
             }
         }
         Some(path)
+    }
+
+    /// The links a packet from `src` to `dst` traverses (hash 0 where ECMP splits).
+    pub fn path(&self, src: NodeId, dst: NodeId) -> Option<Vec<LinkId>> {
+        self.path_hashed(src, dst, 0)
     }
 }
 

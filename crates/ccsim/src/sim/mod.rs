@@ -12,6 +12,7 @@ use crate::loss::{Fate, LossModel};
 use crate::packet::{Packet, PacketPool, NEVER};
 use crate::qdisc::{AnyQdisc, QItem, Qdisc, QdiscOut, Reason};
 use crate::rng::{self, Rng};
+use crate::routing::Hop;
 use crate::time::{tx_time_ns, Nanos};
 use crate::topology::Network;
 use crate::trace::{percentile, FlowSummary, Traces};
@@ -309,8 +310,7 @@ impl Simulation {
     /// Offers a packet to a link's qdisc and starts the serialiser if it is idle.
     fn enqueue(&mut self, l: LinkId, pid: PacketId) {
         let p = self.pool.get(pid);
-        // Parallel connections are separate flows to a flow-hashing qdisc.
-        let hash = self.flows[p.flow.idx()].hash ^ (p.conn as u32).wrapping_mul(0x9E37_79B9);
+        let hash = self.flow_hash(pid);
         let item = QItem { pkt: pid, bytes: p.bytes, flow_hash: hash, ect: p.ect, enq_ns: self.now };
         let link = &mut self.links[l.idx()];
         link.qdisc.enqueue(item, self.now, &mut self.qout);
@@ -318,6 +318,14 @@ impl Simulation {
         if self.links[l.idx()].in_service.is_none() {
             self.start_tx(l);
         }
+    }
+
+    /// The hash of a packet's connection, for flow-hashing qdiscs and ECMP.
+    /// Parallel connections are separate flows to both.
+    #[inline]
+    fn flow_hash(&self, pid: PacketId) -> u32 {
+        let p = self.pool.get(pid);
+        self.flows[p.flow.idx()].hash ^ (p.conn as u32).wrapping_mul(0x9E37_79B9)
     }
 
     fn start_tx(&mut self, l: LinkId) {
@@ -453,7 +461,11 @@ impl Simulation {
         if dst == node {
             self.deliver(pid);
         } else {
-            let l = self.net.routes[node.idx()][dst.idx()].expect("routes checked when the flow was built");
+            let l = match self.net.next_hop(node, dst) {
+                Hop::Link(l) => l,
+                Hop::Ecmp(g) => self.net.routing.pick(g, self.flow_hash(pid), node),
+                Hop::Unreachable => unreachable!("routes checked when the flow was built"),
+            };
             self.enqueue(l, pid);
         }
     }
@@ -530,18 +542,19 @@ impl Simulation {
             return;
         }
         let mut last = vec![0u64; self.flows.len()];
+        let mut delivered = vec![0u64; self.flows.len()];
         let pk = &mut self.traces.packets;
         for i in 0..pk.len() {
             let f = pk.flow[i] as usize;
             if multi[f] {
                 pk.t_deliver[i] = pk.t_deliver[i].max(last[f]);
                 last[f] = pk.t_deliver[i];
+                delivered[f] += (pk.t_deliver[i] != NEVER) as u64;
             }
         }
         for (f, flow) in self.flows.iter_mut().enumerate() {
             if multi[f] {
-                flow.msgs_delivered =
-                    (0..pk.len()).filter(|&i| pk.flow[i] as usize == f && pk.t_deliver[i] != NEVER).count() as u64;
+                flow.msgs_delivered = delivered[f];
             }
         }
     }
