@@ -167,7 +167,7 @@ mod tests {
         for hash in 0..200u32 {
             let p = net.path_hashed(h(0), h(15), crate::rng::mix64(hash as u64) as u32).unwrap();
             assert_eq!(p.len(), 6); // across pods: edge, agg, core, agg, edge
-            cores.insert(net.links[p[2].idx()].from);
+            cores.insert(net.links[p[2].idx()].to);
         }
         assert_eq!(cores.len(), 4, "every core switch carries some flows");
         let err = Network::build(&TopologyConfig::FatTree {
