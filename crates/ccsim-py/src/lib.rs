@@ -188,13 +188,48 @@ fn run_stats<'py>(py: Python<'py>, config_json: &str) -> PyResult<Bound<'py, PyD
     Ok(d)
 }
 
-/// validate(config_json) -> None: builds the simulation without running it.
+fn parse(py: Python<'_>, config_json: &str) -> PyResult<ccsim::SimConfig> {
+    serde_json::from_str(config_json)
+        .map_err(|e| config_err(py, ConfigError::new("scenario", format!("invalid simulator config: {e}"))))
+}
+
+/// The pre-flight estimate as a dict (`ccsim::estimate::Estimate`), with the memory
+/// available now (`available_bytes`, NaN where unknown).
+fn estimate_dict<'py>(py: Python<'py>, cfg: &ccsim::SimConfig) -> PyResult<Bound<'py, PyDict>> {
+    let e = ccsim::estimate::Estimate::of(cfg);
+    let d = PyDict::new(py);
+    d.set_item("nodes", e.nodes)?;
+    d.set_item("links", e.links)?;
+    d.set_item("flows", e.flows)?;
+    d.set_item("state_rows", e.state_rows)?;
+    d.set_item("packet_rows", e.packet_rows)?;
+    d.set_item("queue_rows", e.queue_rows)?;
+    d.set_item("setup_bytes", e.setup_bytes)?;
+    d.set_item("trace_bytes", e.trace_bytes)?;
+    d.set_item("total_bytes", e.total_bytes)?;
+    d.set_item("packets", e.packets)?;
+    d.set_item("events", e.events)?;
+    d.set_item("available_bytes", ccsim::estimate::available_memory().unwrap_or(f64::NAN))?;
+    d.set_item("summary", e.summary())?;
+    Ok(d)
+}
+
+/// estimate(config_json) -> dict: the pre-flight estimate of memory and events,
+/// from the config alone (nothing is built).
 #[pyfunction]
-fn validate(py: Python<'_>, config_json: &str) -> PyResult<()> {
-    let cfg: ccsim::SimConfig = serde_json::from_str(config_json)
-        .map_err(|e| config_err(py, ConfigError::new("scenario", format!("invalid simulator config: {e}"))))?;
+fn estimate<'py>(py: Python<'py>, config_json: &str) -> PyResult<Bound<'py, PyDict>> {
+    let cfg = parse(py, config_json)?;
+    estimate_dict(py, &cfg)
+}
+
+/// validate(config_json) -> dict: refuses a run that would not fit in memory (from
+/// the estimate, before anything is allocated), then builds the simulation without
+/// running it; returns the estimate.
+#[pyfunction]
+fn validate<'py>(py: Python<'py>, config_json: &str) -> PyResult<Bound<'py, PyDict>> {
+    let cfg = parse(py, config_json)?;
     Simulation::new(&cfg).map_err(|e| config_err(py, e))?;
-    Ok(())
+    estimate_dict(py, &cfg)
 }
 
 /// cc_list() -> list of {name, summary, source, params: [{name, default, doc}]}: the
@@ -237,6 +272,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(simulate, m)?)?;
     m.add_function(wrap_pyfunction!(run_stats, m)?)?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;
+    m.add_function(wrap_pyfunction!(estimate, m)?)?;
     m.add_function(wrap_pyfunction!(cc_list, m)?)?;
     Ok(())
 }

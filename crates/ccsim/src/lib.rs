@@ -7,6 +7,7 @@
 pub mod app;
 pub mod config;
 pub mod error;
+pub mod estimate;
 pub mod event;
 pub mod fabric;
 pub mod fifo;

@@ -79,6 +79,10 @@ impl Simulation {
         if cfg.duration_ns == 0 {
             return Err(ConfigError::new("run.duration", "duration must be positive (e.g. \"60s\")"));
         }
+        // Before anything is allocated: a run that cannot fit is refused here.
+        if let Some(available) = crate::estimate::available_memory() {
+            crate::estimate::Estimate::of(cfg).check(cfg, available)?;
+        }
         let net = Network::build(&cfg.topology)?;
         for (i, name) in cfg.log_links.iter().enumerate() {
             if !net.links.iter().any(|l| l.name == *name) {
