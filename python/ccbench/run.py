@@ -176,14 +176,38 @@ def versions() -> dict[str, str]:
 
 
 def delay_stats(packets: pd.DataFrame, flows: list[str]) -> pd.DataFrame:
-    """Delay percentiles (t_deliver - t_write) per flow, over delivered messages."""
-    delay = packets["t_deliver"] - packets["t_write"]
-    rows = []
-    for name in flows:
-        d = delay[(packets["flow"] == name).to_numpy()].dropna().to_numpy()
-        if d.size:
-            p50, p95, p99 = np.percentile(d, [50, 95, 99])
-            rows.append((name, p50, p95, p99, d.max()))
-        else:
-            rows.append((name, np.nan, np.nan, np.nan, np.nan))
-    return pd.DataFrame(rows, columns=["flow", "delay_p50_s", "delay_p95_s", "delay_p99_s", "delay_max_s"])
+    """Delay percentiles (t_deliver - t_write) per flow, over delivered messages.
+
+    One sort for all flows (by flow, then delay) instead of one mask per flow: linear
+    in rows and flows up to the sort. Percentiles interpolate linearly between the
+    two nearest ranks exactly as ``np.percentile`` does (same index formula, same
+    two-sided lerp), so the values are bit for bit those of a per-flow call.
+    """
+    delay = (packets["t_deliver"] - packets["t_write"]).to_numpy(dtype=float)
+    col = packets["flow"]
+    if isinstance(col.dtype, pd.CategoricalDtype) and list(col.cat.categories) == list(flows):
+        codes = col.cat.codes.to_numpy()
+    else:
+        codes = pd.Categorical(col, categories=flows).codes
+    ok = (codes >= 0) & ~np.isnan(delay)
+    c, d = codes[ok].astype(np.int64), delay[ok]
+    order = np.lexsort((d, c))
+    c, d = c[order], d[order]
+    n = np.bincount(c, minlength=len(flows)).astype(np.int64)
+    start = np.cumsum(n) - n
+    has = n > 0
+    out = {"flow": list(flows)}
+    for name, q in (("delay_p50_s", 0.5), ("delay_p95_s", 0.95), ("delay_p99_s", 0.99)):
+        out[name] = np.full(len(flows), np.nan)
+        # numpy's `_compute_virtual_index` for method "linear" (alpha = beta = 1).
+        virtual = n[has] * q + (1 + q * (1 - 1 - 1)) - 1
+        prev = np.floor(virtual)
+        gamma = virtual - prev
+        lo = start[has] + np.clip(prev.astype(np.int64), 0, n[has] - 1)
+        hi = start[has] + np.clip(prev.astype(np.int64) + 1, 0, n[has] - 1)
+        a, b = d[lo], d[hi]
+        diff = b - a
+        out[name][has] = np.where(gamma >= 0.5, b - diff * (1 - gamma), a + diff * gamma)
+    out["delay_max_s"] = np.full(len(flows), np.nan)
+    out["delay_max_s"][has] = d[start[has] + n[has] - 1]
+    return pd.DataFrame(out)

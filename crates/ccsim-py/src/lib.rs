@@ -25,8 +25,18 @@ fn config_err(py: Python<'_>, e: ConfigError) -> PyErr {
     err
 }
 
-fn secs(v: &[u64]) -> Vec<f64> {
-    v.iter().map(|&t| if t == NEVER { f64::NAN } else { t as f64 * 1e-9 }).collect()
+/// Nanoseconds to float seconds, NEVER to NaN; converts in place (same-sized
+/// elements: `collect` reuses the allocation), so a column is never held twice.
+fn secs(v: Vec<u64>) -> Vec<f64> {
+    v.into_iter().map(|t| if t == NEVER { f64::NAN } else { t as f64 * 1e-9 }).collect()
+}
+
+fn secs1(t: u64) -> f64 {
+    if t == NEVER {
+        f64::NAN
+    } else {
+        t as f64 * 1e-9
+    }
 }
 
 /// Builds the simulation (all validation happens here) and runs it, calling
@@ -39,6 +49,7 @@ fn build_and_run(
     let cfg: ccsim::SimConfig = serde_json::from_str(config_json)
         .map_err(|e| config_err(py, ConfigError::new("scenario", format!("invalid simulator config: {e}"))))?;
     let mut sim = Simulation::new(&cfg).map_err(|e| config_err(py, e))?;
+    drop(cfg); // the parsed config is not needed during the run
     let mut interrupted: Option<PyErr> = None;
     let start = Instant::now();
     let stats = sim.run(&mut |frac| {
@@ -85,63 +96,64 @@ fn simulate<'py>(
     config_json: &str,
     progress: Option<Bound<'py, PyAny>>,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let (sim, stats, wall) = build_and_run(py, config_json, progress.as_ref())?;
+    let (mut sim, stats, wall) = build_and_run(py, config_json, progress.as_ref())?;
     let out = PyDict::new(py);
-    let tr = &sim.traces;
+    // The traces move into numpy: no column is copied.
+    let mut tr = std::mem::take(&mut sim.traces);
 
     let p = PyDict::new(py);
-    p.set_item("flow", tr.packets.flow.clone().into_pyarray(py))?;
-    p.set_item("msg", tr.packets.msg.clone().into_pyarray(py))?;
-    p.set_item("bytes", tr.packets.bytes.clone().into_pyarray(py))?;
-    p.set_item("t_write", secs(&tr.packets.t_write).into_pyarray(py))?;
-    p.set_item("t_first_tx", secs(&tr.packets.t_first_tx).into_pyarray(py))?;
-    p.set_item("t_arrive", secs(&tr.packets.t_arrive).into_pyarray(py))?;
-    p.set_item("t_deliver", secs(&tr.packets.t_deliver).into_pyarray(py))?;
+    p.set_item("flow", std::mem::take(&mut tr.packets.flow).into_pyarray(py))?;
+    p.set_item("msg", std::mem::take(&mut tr.packets.msg).into_pyarray(py))?;
+    p.set_item("bytes", std::mem::take(&mut tr.packets.bytes).into_pyarray(py))?;
+    p.set_item("t_write", secs(std::mem::take(&mut tr.packets.t_write)).into_pyarray(py))?;
+    p.set_item("t_first_tx", secs(std::mem::take(&mut tr.packets.t_first_tx)).into_pyarray(py))?;
+    p.set_item("t_arrive", secs(std::mem::take(&mut tr.packets.t_arrive)).into_pyarray(py))?;
+    p.set_item("t_deliver", secs(std::mem::take(&mut tr.packets.t_deliver)).into_pyarray(py))?;
     out.set_item("packets", p)?;
 
     let q = PyDict::new(py);
-    q.set_item("link", tr.queue.link.clone().into_pyarray(py))?;
-    q.set_item("t", secs(&tr.queue.t).into_pyarray(py))?;
-    q.set_item("backlog_bytes", tr.queue.backlog_bytes.clone().into_pyarray(py))?;
-    q.set_item("backlog_pkts", tr.queue.backlog_pkts.clone().into_pyarray(py))?;
+    q.set_item("link", std::mem::take(&mut tr.queue.link).into_pyarray(py))?;
+    q.set_item("t", secs(std::mem::take(&mut tr.queue.t)).into_pyarray(py))?;
+    q.set_item("backlog_bytes", std::mem::take(&mut tr.queue.backlog_bytes).into_pyarray(py))?;
+    q.set_item("backlog_pkts", std::mem::take(&mut tr.queue.backlog_pkts).into_pyarray(py))?;
     out.set_item("queue", q)?;
 
     let d = PyDict::new(py);
-    d.set_item("link", tr.drops.link.clone().into_pyarray(py))?;
-    d.set_item("t", secs(&tr.drops.t).into_pyarray(py))?;
-    d.set_item("flow", tr.drops.flow.clone().into_pyarray(py))?;
-    d.set_item("seq", tr.drops.seq.clone().into_pyarray(py))?;
-    d.set_item("kind", tr.drops.kind.clone().into_pyarray(py))?;
-    d.set_item("reason", tr.drops.reason.clone().into_pyarray(py))?;
+    d.set_item("link", std::mem::take(&mut tr.drops.link).into_pyarray(py))?;
+    d.set_item("t", secs(std::mem::take(&mut tr.drops.t)).into_pyarray(py))?;
+    d.set_item("flow", std::mem::take(&mut tr.drops.flow).into_pyarray(py))?;
+    d.set_item("seq", std::mem::take(&mut tr.drops.seq).into_pyarray(py))?;
+    d.set_item("kind", std::mem::take(&mut tr.drops.kind).into_pyarray(py))?;
+    d.set_item("reason", std::mem::take(&mut tr.drops.reason).into_pyarray(py))?;
     out.set_item("drops", d)?;
 
     let s = PyDict::new(py);
-    let st = &tr.state;
-    s.set_item("flow", st.flow.clone().into_pyarray(py))?;
-    s.set_item("conn", st.conn.clone().into_pyarray(py))?;
-    s.set_item("t", secs(&st.t).into_pyarray(py))?;
-    s.set_item("cwnd_pkts", st.cwnd_pkts.clone().into_pyarray(py))?;
-    s.set_item("ssthresh_pkts", st.ssthresh_pkts.clone().into_pyarray(py))?;
-    s.set_item("srtt_s", secs(&st.srtt_ns).into_pyarray(py))?;
-    s.set_item("rttvar_s", secs(&st.rttvar_ns).into_pyarray(py))?;
-    s.set_item("rto_s", secs(&st.rto_ns).into_pyarray(py))?;
-    s.set_item("inflight_pkts", st.inflight_pkts.clone().into_pyarray(py))?;
-    s.set_item("sacked_pkts", st.sacked_pkts.clone().into_pyarray(py))?;
-    s.set_item("lost_pkts", st.lost_pkts.clone().into_pyarray(py))?;
-    s.set_item("retrans_pkts", st.retrans_pkts.clone().into_pyarray(py))?;
-    s.set_item("ca_state", st.ca_state.clone().into_pyarray(py))?;
-    s.set_item("pacing_rate_bps", st.pacing_rate_bps.clone().into_pyarray(py))?;
-    s.set_item("delivered_pkts", st.delivered_pkts.clone().into_pyarray(py))?;
+    let st = &mut tr.state;
+    s.set_item("flow", std::mem::take(&mut st.flow).into_pyarray(py))?;
+    s.set_item("conn", std::mem::take(&mut st.conn).into_pyarray(py))?;
+    s.set_item("t", secs(std::mem::take(&mut st.t)).into_pyarray(py))?;
+    s.set_item("cwnd_pkts", std::mem::take(&mut st.cwnd_pkts).into_pyarray(py))?;
+    s.set_item("ssthresh_pkts", std::mem::take(&mut st.ssthresh_pkts).into_pyarray(py))?;
+    s.set_item("srtt_s", secs(std::mem::take(&mut st.srtt_ns)).into_pyarray(py))?;
+    s.set_item("rttvar_s", secs(std::mem::take(&mut st.rttvar_ns)).into_pyarray(py))?;
+    s.set_item("rto_s", secs(std::mem::take(&mut st.rto_ns)).into_pyarray(py))?;
+    s.set_item("inflight_pkts", std::mem::take(&mut st.inflight_pkts).into_pyarray(py))?;
+    s.set_item("sacked_pkts", std::mem::take(&mut st.sacked_pkts).into_pyarray(py))?;
+    s.set_item("lost_pkts", std::mem::take(&mut st.lost_pkts).into_pyarray(py))?;
+    s.set_item("retrans_pkts", std::mem::take(&mut st.retrans_pkts).into_pyarray(py))?;
+    s.set_item("ca_state", std::mem::take(&mut st.ca_state).into_pyarray(py))?;
+    s.set_item("pacing_rate_bps", std::mem::take(&mut st.pacing_rate_bps).into_pyarray(py))?;
+    s.set_item("delivered_pkts", std::mem::take(&mut st.delivered_pkts).into_pyarray(py))?;
     out.set_item("state", s)?;
 
-    let lg = &tr.link_log;
+    let lg = &mut tr.link_log;
     let l = PyDict::new(py);
-    l.set_item("link", lg.link.clone().into_pyarray(py))?;
-    l.set_item("t", secs(&lg.t).into_pyarray(py))?;
-    l.set_item("flow", lg.flow.clone().into_pyarray(py))?;
-    l.set_item("bytes", lg.bytes.clone().into_pyarray(py))?;
-    l.set_item("data", lg.data.clone().into_pyarray(py))?;
-    l.set_item("seq", lg.seq.clone().into_pyarray(py))?;
+    l.set_item("link", std::mem::take(&mut lg.link).into_pyarray(py))?;
+    l.set_item("t", secs(std::mem::take(&mut lg.t)).into_pyarray(py))?;
+    l.set_item("flow", std::mem::take(&mut lg.flow).into_pyarray(py))?;
+    l.set_item("bytes", std::mem::take(&mut lg.bytes).into_pyarray(py))?;
+    l.set_item("data", std::mem::take(&mut lg.data).into_pyarray(py))?;
+    l.set_item("seq", std::mem::take(&mut lg.seq).into_pyarray(py))?;
     out.set_item("link_log", l)?;
 
     let summaries = sim.flow_summaries();
@@ -166,9 +178,9 @@ fn simulate<'py>(
     col!("loss_events", |s| s.loss_events);
     col!("timeouts", |s| s.timeouts);
     col!("fast_recoveries", |s| s.fast_recoveries);
-    col!("rtt_p50_s", |s| secs(&[s.rtt_p50_ns])[0]);
-    col!("rtt_p95_s", |s| secs(&[s.rtt_p95_ns])[0]);
-    col!("completion_s", |s| secs(&[s.completion_ns])[0]);
+    col!("rtt_p50_s", |s| secs1(s.rtt_p50_ns));
+    col!("rtt_p95_s", |s| secs1(s.rtt_p95_ns));
+    col!("completion_s", |s| secs1(s.completion_ns));
     out.set_item("flows", f)?;
 
     out.set_item("link_names", sim.link_names())?;
