@@ -282,11 +282,21 @@ class OnOff(Table):
 class Bulk(Table):
     kind: Literal["bulk"] = "bulk"
     bytes: Optional[PositiveSize] = None
+    #: Each replica's bytes drawn from a data-centre flow-size CDF (scenario.datacenter).
+    size_dist: Optional[Literal["web_search", "data_mining"]] = None
+
+    @model_validator(mode="after")
+    def _one_size(self):
+        if self.bytes is not None and self.size_dist is not None:
+            raise fail("cannot be combined with bytes (accepted: one of bytes, size_dist)", at=("size_dist",), value=self.size_dist)
+        return self
 
     def to_json(self) -> dict[str, Any]:
         return {"kind": "bulk", "bytes": self.bytes}
 
     def describe(self) -> str:
+        if self.size_dist is not None:
+            return f"bulk transfers of {self.size_dist.replace('_', ' ')} sizes"
         return "bulk (greedy)" if self.bytes is None else f"bulk transfer of {format_size(self.bytes)}"
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Optional
 
+from .datacenter import apply_workload
 from .topology import Dumbbell
 
 if TYPE_CHECKING:
@@ -37,5 +38,5 @@ def to_sim_config(scn: "Scenario", seed: Optional[int] = None) -> dict[str, Any]
         "state_sample_ns": run.state_sample,
         "state_on_change": run.state_on_change,
         "topology": topology,
-        "flows": [rf.to_json() for rf in scn.resolved_flows],
+        "flows": apply_workload(scn, [rf.to_json() for rf in scn.resolved_flows], seed),
     }

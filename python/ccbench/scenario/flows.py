@@ -13,6 +13,7 @@ User side::
     stop = "50s"           # when it stops writing (default: run end)
     count = 1              # N > 1 replicates the flow: voip[0], voip[1], ...
     start_every = "250ms"  # with count: replica r starts at start + r * start_every
+    arrivals = "regular"   # or "poisson": start_every is the mean of exponential gaps
                            # (many short transfers: count = 200, app = { kind = "bulk", bytes = "50kB" })
     split = 1              # TCP: each message written as N pieces back to back (Brosh split-N)
     connections = 1        # TCP: N parallel connections; the receiver merges in message order
@@ -56,6 +57,8 @@ class Flow(Table):
     stop: Optional[Duration] = None
     count: int = Field(1, ge=1)
     start_every: Optional[Duration] = None
+    #: "poisson": replicas start after exponential gaps of mean start_every.
+    arrivals: Literal["regular", "poisson"] = "regular"
     split: int = Field(1, ge=1, le=1024)
     connections: int = Field(1, ge=1, le=64)
     scheduler: Literal["round-robin", "least-backlog"] = "round-robin"
@@ -87,6 +90,8 @@ class Flow(Table):
             for key, default in (("split", 1), ("connections", 1)):
                 if getattr(self, key) != default:
                     raise fail('needs transport kind = "tcp"', at=(key,), value=getattr(self, key))
+        if self.arrivals == "poisson" and not self.start_every:
+            raise fail('needs start_every, the mean gap between starts (e.g. "1ms")', at=("arrivals",), value="poisson")
         if (self.src is None) != (self.dst is None):
             missing = "dst" if self.dst is None else "src"
             raise fail("is missing (src and dst go together)", at=(missing,))

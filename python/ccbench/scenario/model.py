@@ -294,6 +294,12 @@ def _place_dumbbell(topo: Dumbbell, flows: list[Flow]) -> tuple[list[ResolvedFlo
 
 
 def _place_named(topo: ParkingLot | Graph, flows: list[Flow]) -> list[ResolvedFlow]:
+    from .topology import _Fabric
+
+    if isinstance(topo, _Fabric):
+        from .datacenter import place_fabric
+
+        return place_fabric(topo, flows)
     nodes = topo.node_names()
     known = set(nodes)
     kind = "graph" if isinstance(topo, Graph) else "parking lot"

@@ -54,6 +54,26 @@ Graph (anything else)::
 
     Each link is one direction; ``duplex = true`` adds the same link the other way
     (named NAME_rev). Links are named ``from->to`` unless ``name`` is given.
+
+Data-centre fabrics (routes: ECMP, one of the shortest paths per flow by hash)::
+
+    [topology]
+    kind = "leaf_spine"        # or kind = "fat_tree" with k = 4 (k pods, k^3/4 hosts)
+    leaves = 8
+    spines = 4
+    hosts_per_leaf = 16
+    host = { rate = "10Gbit", delay = "1us" }     # host <-> leaf
+    fabric = { rate = "40Gbit", delay = "1us" }   # leaf <-> spine (switch <-> switch)
+    queue = { kind = "droptail", limit = "250pkt" }   # every switch port
+    mark_threshold = "65pkt"   # optional: DCTCP's step marking (ECN CE above K) on
+                               # every switch queue (RED with min_th = K, probability 1)
+    monitor = false            # sample every switch queue (default false: many links)
+
+    Nodes: hosts h0..h{H-1} numbered leaf by leaf, switches leaf{j}, spine{s}
+    (fat tree: edge{p}_{e}, agg{p}_{a}, core{c}). Links: h{i}_up (NIC), h{i}_down
+    (switch port to the host: where incast queues), leaf{j}_spine{s}, spine{s}_leaf{j}.
+    Flows name hosts with src/dst; ``src = "*"`` with ``count`` spreads the replicas
+    over every other host (many-to-one incast), ``"random"`` picks hosts at random.
 """
 
 from __future__ import annotations
@@ -65,8 +85,8 @@ from pydantic import Field, model_validator
 from .base import Table, tagged
 from .errors import fail
 from .loss import Loss
-from .queue import DropTail, Queue
-from .units import Duration, Rate, format_duration, format_rate
+from .queue import DropTail, Queue, Red
+from .units import Duration, QLimit, QueueLimit, Rate, format_duration, format_rate
 
 __all__ = [
     "Bottleneck",
@@ -78,6 +98,9 @@ __all__ = [
     "GraphLink",
     "Route",
     "Graph",
+    "FabricLink",
+    "LeafSpine",
+    "FatTree",
     "Topology",
     "link_json",
 ]
@@ -376,5 +399,132 @@ class Graph(Table):
         return f"graph, {len(self.nodes)} nodes, {n} links" + (f", monitored: {', '.join(mon)}" if mon else "")
 
 
-Topology = tagged(Dumbbell, ParkingLot, Graph)
+# --- data-centre fabrics ------------------------------------------------------------------------
+
+
+class FabricLink(Table):
+    rate: Rate
+    delay: Duration = 0
+
+
+class _Fabric(Table):
+    host: FabricLink
+    fabric: FabricLink
+    #: Every switch port's queue.
+    queue: Queue = DropTail(limit=QLimit(250, "pkt"))
+    #: DCTCP marking threshold K: the switch queues CE-mark above K packets/bytes.
+    mark_threshold: Optional[QueueLimit] = None
+    #: The hosts' NIC queue (default: the simulator's deep FIFO, never the bottleneck).
+    nic_queue: Optional[Queue] = None
+    monitor: bool = False
+
+    @model_validator(mode="after")
+    def _check_mark(self):
+        if self.mark_threshold is not None and not isinstance(self.queue, DropTail):
+            raise fail(
+                f'replaces the switch queue with step marking; it needs queue kind "droptail" (got "{self.queue.kind}")',
+                at=("mark_threshold",),
+            )
+        if self.mark_threshold is not None:
+            self.switch_queue()  # RED's own checks: threshold below the limit
+        return self
+
+    def switch_queue(self) -> Queue:
+        """The switch queue: as given, or with ``mark_threshold`` DCTCP's step marking
+        (Alizadeh et al. 2010, §3.1: mark CE when the instantaneous queue exceeds K),
+        built as Linux does it: RED with min = K, max = K + 1 byte, probability 1 and
+        no averaging (w_q = 1)."""
+        k = self.mark_threshold
+        if k is None:
+            return self.queue
+        avpkt = 1500
+        k_bytes = k.value * avpkt if k.is_packets else k.value
+        try:
+            return Red.model_validate(
+                {
+                    "limit": str(self.queue.limit), "min_th": f"{k_bytes}B", "max_th": f"{k_bytes + 1}B",
+                    "avpkt": f"{avpkt}B", "max_p": 1.0, "w_q": 1.0, "gentle": False, "ecn": True,
+                }
+            )
+        except Exception:
+            raise fail(f"must be below the queue limit ({self.queue.limit})", at=("mark_threshold",), value=str(k)) from None
+
+    def _links_json(self) -> dict[str, Any]:
+        q = self.switch_queue()
+        out: dict[str, Any] = {
+            "host_link": link_json(self.host.rate, self.host.delay, q, monitor=self.monitor),
+            "fabric_link": link_json(self.fabric.rate, self.fabric.delay, q, monitor=self.monitor),
+        }
+        if self.nic_queue is not None:
+            out["nic_queue"] = self.nic_queue.to_json()
+        return out
+
+    def _describe(self, shape: str) -> str:
+        mark = f", DCTCP marking above {self.mark_threshold}" if self.mark_threshold is not None else ""
+        return (
+            f"{shape}: hosts at {format_rate(self.host.rate)}, fabric {format_rate(self.fabric.rate)}, "
+            f"switch queue {_queue_text(self.queue)}{mark}, ECMP"
+        )
+
+    @property
+    def host_count(self) -> int:
+        raise NotImplementedError
+
+    def host_names(self) -> list[str]:
+        return [f"h{i}" for i in range(self.host_count)]
+
+
+class LeafSpine(_Fabric):
+    kind: Literal["leaf_spine"] = "leaf_spine"
+    leaves: int = Field(ge=1, le=4096)
+    spines: int = Field(ge=1, le=4096)
+    hosts_per_leaf: int = Field(ge=1, le=100_000)
+
+    @property
+    def host_count(self) -> int:
+        return self.leaves * self.hosts_per_leaf
+
+    def node_names(self) -> list[str]:
+        return self.host_names() + [f"leaf{j}" for j in range(self.leaves)] + [f"spine{s}" for s in range(self.spines)]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "kind": "leaf_spine", "leaves": self.leaves, "spines": self.spines,
+            "hosts_per_leaf": self.hosts_per_leaf, **self._links_json(),
+        }
+
+    def describe(self) -> str:
+        return self._describe(f"leaf-spine, {self.leaves} leaves x {self.spines} spines, {self.host_count} hosts")
+
+
+class FatTree(_Fabric):
+    kind: Literal["fat_tree"] = "fat_tree"
+    #: Ports per switch (even): k pods, (k/2)^2 core switches, k^3/4 hosts.
+    k: int = Field(ge=2, le=128)
+
+    @model_validator(mode="after")
+    def _even(self):
+        if self.k % 2:
+            raise fail("must be even (accepted: 2, 4, 6, ... 128)", at=("k",), value=self.k)
+        return self
+
+    @property
+    def host_count(self) -> int:
+        return self.k**3 // 4
+
+    def node_names(self) -> list[str]:
+        k, half = self.k, self.k // 2
+        names = self.host_names()
+        for p in range(k):
+            names += [f"edge{p}_{e}" for e in range(half)] + [f"agg{p}_{a}" for a in range(half)]
+        return names + [f"core{c}" for c in range(half * half)]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"kind": "fat_tree", "k": self.k, **self._links_json()}
+
+    def describe(self) -> str:
+        return self._describe(f"fat tree, k = {self.k}, {self.host_count} hosts")
+
+
+Topology = tagged(Dumbbell, ParkingLot, Graph, LeafSpine, FatTree)
 """Any topology, chosen by ``kind``."""
