@@ -52,13 +52,25 @@ class Run:
 
     @classmethod
     def load(cls, directory: str | Path) -> "Run":
-        """Reads a run written by :meth:`save` (also :func:`ccbench.load_run`)."""
+        """Reads a run written by :meth:`save` (also :func:`ccbench.load_run`). Tables are read lazily, each on first
+        use: a large run's ``flows`` can be looked at without reading its ``cwnd``."""
         src = Path(directory)
         meta_path = src / "meta.json"
         if not meta_path.exists():
             raise FileNotFoundError(f"{src} is not a ccbench run directory (no meta.json)")
-        tables = {name: _read_table(src / f"{name}.parquet") for name in TABLES}
-        return cls(meta=json.loads(meta_path.read_text()), **tables)
+        run = cls.__new__(cls)
+        run.meta = json.loads(meta_path.read_text())
+        run._unread = {name: src / f"{name}.parquet" for name in TABLES}
+        return run
+
+    def __getattr__(self, name: str):
+        # Called only for attributes not set: the tables `load` has not read yet.
+        unread = self.__dict__.get("_unread")
+        if unread is not None and name in unread:
+            table = _read_table(unread.pop(name))
+            setattr(self, name, table)
+            return table
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     # ---- views ---------------------------------------------------------------------
     def summary(self) -> pd.DataFrame:

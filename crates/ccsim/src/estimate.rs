@@ -66,7 +66,7 @@ impl Estimate {
                 flow_bytes += TCP_FLOW_BYTES * f.connections as f64;
                 if cfg.state_sample_ns > 0 {
                     // TCP is sampled from its start to the run's end.
-                    e.state_rows += f.connections as f64 * ((dur - start).max(0.0) / cfg.state_sample_ns as f64 + 1.0);
+                    e.state_rows += f.connections as f64 * ((dur - start).max(0.0) / cfg.state_sample_ns as f64).ceil();
                 }
             } else {
                 flow_bytes += UDP_FLOW_BYTES;
@@ -81,7 +81,8 @@ impl Estimate {
             e.state_rows += e.packets / 2.0;
         }
         if cfg.queue_sample_ns > 0 {
-            e.queue_rows = monitored(&cfg.topology) as f64 * (dur / cfg.queue_sample_ns as f64 + 1.0);
+            // Samples at 0, s, 2s, ... before the end.
+            e.queue_rows = monitored(&cfg.topology) as f64 * (dur / cfg.queue_sample_ns as f64).ceil();
         }
         e.setup_bytes = LINK_BYTES * links as f64 + NODE_BYTES * nodes as f64 + 12.0 * (core as f64).powi(2) + flow_bytes;
         let rows = e.state_rows * STATE_ROW + e.packet_rows * PACKET_ROW + e.queue_rows * QUEUE_ROW;

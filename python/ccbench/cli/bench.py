@@ -100,6 +100,124 @@ def dumbbell_workload(cc: str, duration_s: float = 60.0, flows: int = 10, buffer
     }
 
 
+# --- scale: cost against the number of flows ----------------------------------------------
+
+SCALE_SIZES = (10, 100, 1_000, 10_000, 100_000)
+
+# The whole path a user takes (scenario, config, engine, tables), timed after the
+# imports; the engine's own wall time comes back in the run's stats.
+_SCALE_CHILD = r"""
+import json, sys, time
+import ccbench
+from ccbench.backends.sim import simulate
+data = json.loads(sys.stdin.read())
+t0 = time.perf_counter()
+run = simulate(ccbench.Scenario.from_dict(data), seed=1)
+total = time.perf_counter() - t0
+hwm = [l for l in open("/proc/self/status") if l.startswith("VmHWM:")]
+out = dict(run.meta["stats"])
+out.update(total_s=total, rows=sum(len(getattr(run, t)) for t in ("packets", "cwnd", "queue", "drops")))
+out["peak_rss_mb"] = int(hwm[0].split()[1]) / 1024.0 if hwm else float("nan")
+print(json.dumps(out))
+"""
+
+
+def scale_scenario(topology: str, flows: int) -> dict:
+    """The scale workloads (scenario dicts, as the TOML file would say).
+
+    dumbbell: one bulk CUBIC flow per host pair over a 10 Gbit/s, 20 ms RTT
+    bottleneck, 1 s. leaf-spine: 128 hosts (8 leaves x 16, 4 spines) at 10/40
+    Gbit/s, DCTCP with marking at 65 packets on every switch queue, greedy flows
+    between random host pairs arriving as a Poisson process over the first half of
+    20 ms.
+    """
+    tcp = {"kind": "tcp", "cc": "cubic"}
+    if topology == "dumbbell":
+        return {
+            "run": {"duration": "1s"},
+            "topology": {
+                "kind": "dumbbell",
+                "bottleneck": {"down": "10Gbit", "up": "10Gbit", "delay": "10ms", "queue": {"kind": "droptail", "limit": "2000pkt"}},
+            },
+            "flows": [{"name": "f", "count": flows, "transport": tcp, "app": {"kind": "bulk"}}],
+        }
+    return {
+        "run": {"duration": "20ms"},
+        "topology": {
+            "kind": "leaf_spine", "leaves": 8, "spines": 4, "hosts_per_leaf": 16,
+            "host": {"rate": "10Gbit", "delay": "1us"}, "fabric": {"rate": "40Gbit", "delay": "1us"},
+            "queue": {"kind": "droptail", "limit": "250pkt"}, "mark_threshold": "65pkt",
+        },
+        "flows": [
+            {
+                "name": "f", "count": flows, "src": "random", "dst": "random",
+                "arrivals": "poisson", "start_every": f"{max(1, 10_000_000 // flows)}ns",
+                "transport": {"kind": "tcp", "cc": "dctcp", "ecn": True}, "app": {"kind": "bulk"},
+            }
+        ],
+    }
+
+
+def run_scale(topology: str, flows: int) -> dict:
+    """One scale point in a fresh interpreter (the full Python path)."""
+    proc = subprocess.run(
+        [sys.executable, "-c", _SCALE_CHILD], input=json.dumps(scale_scenario(topology, flows)),
+        capture_output=True, text=True, check=False,
+    )
+    if proc.returncode != 0:
+        last = proc.stderr.strip().splitlines()[-1] if proc.stderr.strip() else f"exit {proc.returncode}"
+        raise RuntimeError(f"scale run ({topology}, {flows} flows) failed: {last}")
+    return {"workload": topology, "flows": flows, **json.loads(proc.stdout)}
+
+
+def growth(rows: list[dict], key: str) -> list[float]:
+    """Exponent b of key ~ flows^b between each row and the one before (NaN first)."""
+    import math
+
+    out = [float("nan")]
+    for a, b in zip(rows, rows[1:]):
+        ok = a[key] > 0 and b[key] > 0 and b["flows"] != a["flows"]
+        out.append(math.log(b[key] / a[key]) / math.log(b["flows"] / a["flows"]) if ok else float("nan"))
+    return out
+
+
+def fmt_bytes(b: float) -> str:
+    for unit, div in (("TB", 1e12), ("GB", 1e9), ("MB", 1e6)):
+        if b >= div:
+            return f"{b / div:.1f} {unit}"
+    return f"{b / 1e3:.0f} kB"
+
+
+SCALE_COLUMNS: tuple = (
+    ("workload", lambda r: r["workload"]),
+    ("flows", lambda r: f"{r['flows']:,}"),
+    ("total s", lambda r: f"{r['total_s']:.2f}"),
+    ("engine s", lambda r: f"{r['wall_s']:.2f}"),
+    ("total/engine", lambda r: f"{r['total_s'] / max(r['wall_s'], 1e-9):.2f}"),
+    ("events", lambda r: f"{r['events']:,}"),
+    ("packet-hops/s", lambda r: f"{r['link_tx_pkts'] / max(r['wall_s'], 1e-9):,.0f}"),
+    ("peak RSS MB", lambda r: f"{r['peak_rss_mb']:.0f}"),
+    ("time exp", lambda r: "" if r["time_exp"] != r["time_exp"] else f"{r['time_exp']:.2f}"),
+    ("memory exp", lambda r: "" if r["mem_exp"] != r["mem_exp"] else f"{r['mem_exp']:.2f}"),
+)
+
+
+def scale_cmd_rows(sizes: tuple[int, ...], topologies: tuple[str, ...], progress=None) -> list[dict]:
+    """Runs every (topology, size) point; adds the growth exponents of total time
+    and peak memory between consecutive sizes."""
+    rows: list[dict] = []
+    for topo in topologies:
+        part = []
+        for n in sizes:
+            if progress:
+                progress(f"scale {topo} {n:,} flows")
+            part.append(run_scale(topo, n))
+        for r, t, m in zip(part, growth(part, "total_s"), growth(part, "peak_rss_mb")):
+            r["time_exp"], r["mem_exp"] = t, m
+        rows += part
+    return rows
+
+
 def run_workload(config: dict, count_instructions: bool = False) -> dict:
     """Runs one workload in a fresh interpreter; returns its stats. With
     `count_instructions`, under callgrind, counting only the simulator's build and run
@@ -163,7 +281,7 @@ def summarize(rows: list[dict]) -> list[dict]:
 
 
 def bench_cmd(
-    workload: str = typer.Option("all", "--workload", "-w", help="udp, dumbbell, dumbbell-deep or all."),
+    workload: str = typer.Option("all", "--workload", "-w", help="udp, dumbbell, dumbbell-deep, all, or scale."),
     cc: str = typer.Option(
         ",".join(DEFAULT_CC), "--cc", help='Congestion controls for the dumbbells: names separated by commas, or "all".'
     ),
@@ -171,6 +289,12 @@ def bench_cmd(
     repeat: int = typer.Option(5, "--repeat", "-n", help="Runs per workload (round-robin); the best wall time is reported."),
     out: Path = typer.Option(None, "--out", "-o", help="Also write the rows to bench.json in this directory.", show_default=False),
     json_out: str = typer.Option("", "--json", hidden=True, help="Old spelling: the JSON file itself."),
+    sizes: str = typer.Option(
+        ",".join(str(n) for n in SCALE_SIZES), "--sizes", help="-w scale: flow counts, separated by commas."
+    ),
+    scale_topology: str = typer.Option(
+        "dumbbell,leaf-spine", "--topology", help="-w scale: dumbbell, leaf-spine or both (comma-separated)."
+    ),
     instructions: bool = typer.Option(
         False,
         "--instructions",
@@ -193,12 +317,21 @@ def bench_cmd(
       ccbench bench
 
       ccbench bench -w dumbbell --cc all -n 5 --duration 10s
+
+    "scale" runs the whole Python path (scenario, engine, tables) once per flow
+    count, on a 10 Gbit/s dumbbell (one CUBIC flow per pair, 1 s) and a 128-host
+    leaf-spine (DCTCP, random pairs, 20 ms), and prints total and engine time,
+    packet-hops/s, peak RSS and the growth exponents between sizes:
+
+      nice ccbench bench -w scale --sizes 1000,10000,100000
     """
     from ccbench.cli.errors import fail
     from ccbench.cli.progress import task_progress
 
+    if workload == "scale":
+        return scale_cmd(sizes, scale_topology, str(out / "bench.json") if out is not None else json_out)
     if workload not in ("all", "udp", *BUFFERS):
-        raise fail(f"--workload: {workload!r} is not a workload (accepted: udp, dumbbell, dumbbell-deep, all)")
+        raise fail(f"--workload: {workload!r} is not a workload (accepted: udp, dumbbell, dumbbell-deep, all, scale)")
     from ccbench.cli.quantities import duration_s
 
     duration = duration_s(duration, "--duration", legacy="s")
@@ -301,6 +434,31 @@ def render(rows: list[dict], duration: float, repeat: int) -> Table:
 
 def render_instructions(rows: list[dict], duration: float) -> Table:
     return _table(f"ccbench bench --instructions ({duration:g} s simulated)", INSTRUCTION_COLUMNS, rows)
+
+
+def scale_cmd(sizes: str, topology: str, json_out: str) -> None:
+    """``ccbench bench -w scale``."""
+    from ccbench.cli.errors import fail
+
+    try:
+        counts = tuple(int(x.replace("_", "")) for x in sizes.split(",") if x.strip())
+    except ValueError:
+        counts = ()
+    if not counts or min(counts) < 1:
+        raise fail(f"--sizes: {sizes!r} (accepted: positive flow counts separated by commas, e.g. 10,100,1000)")
+    topos = tuple(t.strip() for t in topology.split(",") if t.strip())
+    if not topos or any(t not in ("dumbbell", "leaf-spine") for t in topos):
+        raise fail(f"--topology: {topology!r} (accepted: dumbbell, leaf-spine, or both separated by a comma)")
+    from ccbench.cli.progress import output_console
+
+    console = output_console()
+    with console.status("") as status:
+        rows = scale_cmd_rows(tuple(sorted(counts)), topos, lambda text: status.update(text))
+    if json_out:
+        Path(json_out).parent.mkdir(parents=True, exist_ok=True)
+        with open(json_out, "w") as f:
+            json.dump({"rows": rows}, f, indent=1)
+    console.print(_table("ccbench bench -w scale (best of 1; exponents: growth in flows)", SCALE_COLUMNS, rows))
 
 
 def register(app: typer.Typer) -> None:

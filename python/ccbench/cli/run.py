@@ -142,9 +142,11 @@ def _run_seeds(sc, scenario: Path, seed_list: list[int], out, no_save: bool, qui
 def validate_cmd(
     scenario: Path = typer.Argument(..., help="Scenario file (TOML).", show_default=False),
 ) -> None:
-    """Check a scenario file without running it: units, names, topology, routes.
+    """Check a scenario file without running it: units, names, topology, routes, and
+    the pre-flight estimate of memory and events (a run that would not fit in the
+    memory available now is refused, with what to change).
 
-    Prints "ok" and exits 0, or one line per problem and exits 2.
+    Prints "ok" and the estimate and exits 0, or one line per problem and exits 2.
     """
     import json
 
@@ -157,13 +159,27 @@ def validate_cmd(
     except ImportError:
         raise fail("the simulator extension is not built; run `make setup` (or `maturin develop --release`)") from None
     try:
-        _core.validate(json.dumps(config))
+        est = _core.validate(json.dumps(config))
     except _core.SimConfigError as e:
         # backends.sim (and pandas with it) only when there is an error to explain.
         from ccbench.backends.sim import user_facing_error
 
         raise user_facing_error(e, config) from None
     typer.echo(f"ok: {scenario} ({len(config['flows'])} flows)")
+    if est is not None:
+        typer.echo(estimate_line(est))
+
+
+def estimate_line(est: dict) -> str:
+    """The pre-flight estimate in one line (``ccbench validate``)."""
+    from ccbench.cli.bench import fmt_bytes
+
+    avail = est["available_bytes"]
+    return (
+        f"estimate: {fmt_bytes(est['total_bytes'])} peak memory"
+        + (f" of {fmt_bytes(avail)} available" if avail == avail else "")
+        + f", ~{est['events']:.2g} events; {est['summary']}"
+    )
 
 
 def register(app: typer.Typer) -> None:
