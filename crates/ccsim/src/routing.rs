@@ -16,7 +16,7 @@
 
 use crate::ids::{LinkId, NodeId};
 use std::cmp::Reverse;
-use std::collections::{BinaryHeap, HashMap};
+use std::collections::BinaryHeap;
 
 /// A table entry: a link id, `NO_ROUTE`, or `ECMP | group`.
 const NO_ROUTE: u32 = u32::MAX;
@@ -43,19 +43,18 @@ struct NodeRoute {
     gw: u32,
     /// A stub's one incoming link (gateway -> stub).
     downlink: u32,
+    /// `core * ncore`: this node's row of the table.
+    row: u32,
 }
 
 #[derive(Clone, Debug, Default)]
 pub struct Routing {
     node: Vec<NodeRoute>,
-    ncore: usize,
     /// `table[core(at) * ncore + gw(dst)]`.
     table: Vec<u32>,
     /// ECMP groups: (start, len) in `group_links`.
     groups: Vec<(u32, u32)>,
     group_links: Vec<LinkId>,
-    /// Explicit routes of a graph topology (`at`, `dst`) -> link; they win.
-    overrides: HashMap<(u32, u32), LinkId>,
 }
 
 /// What routing needs to know of a link.
@@ -66,8 +65,10 @@ pub struct Edge {
 }
 
 impl Routing {
-    /// Routes over `nodes` nodes joined by `edges` (indexed by `LinkId`).
-    pub fn build(nodes: usize, edges: &[Edge], ecmp: bool) -> Routing {
+    /// Routes over `nodes` nodes joined by `edges` (indexed by `LinkId`). Nodes in
+    /// `core` keep a table row and column even if they are stubs: the destinations of
+    /// explicit routes, which then are plain table entries (`set`).
+    pub fn build(nodes: usize, edges: &[Edge], ecmp: bool, core: &[NodeId]) -> Routing {
         let mut out_deg = vec![0u32; nodes];
         let mut in_deg = vec![0u32; nodes];
         let mut out_link = vec![NO_ROUTE; nodes];
@@ -80,9 +81,11 @@ impl Routing {
         }
         // A stub: one link out and one in, to and from the same neighbour, which is
         // not itself a stub (of two nodes joined only to each other, one is core).
-        let mut node = vec![NodeRoute { core: STUB, uplink: NO_ROUTE, gw: STUB, downlink: NO_ROUTE }; nodes];
+        let mut node = vec![NodeRoute { core: STUB, uplink: NO_ROUTE, gw: STUB, downlink: NO_ROUTE, row: 0 }; nodes];
         let mut is_stub = vec![false; nodes];
-        for v in 0..nodes {
+        let mut forced = vec![false; nodes];
+        core.iter().for_each(|v| forced[v.idx()] = true);
+        for v in (0..nodes).filter(|&v| !forced[v]) {
             if out_deg[v] == 1 && in_deg[v] == 1 {
                 let (up, down) = (&edges[out_link[v] as usize], &edges[in_link[v] as usize]);
                 let nb = up.to.idx();
@@ -107,13 +110,14 @@ impl Routing {
             }
         }
         let ncore = core_nodes.len();
+        for &v in &core_nodes {
+            node[v].row = node[v].core * ncore as u32;
+        }
         let mut r = Routing {
             node,
-            ncore,
             table: vec![NO_ROUTE; ncore * ncore],
             groups: Vec::new(),
             group_links: Vec::new(),
-            overrides: HashMap::new(),
         };
         // Links between core nodes only: no shortest path between two core nodes
         // passes through a stub (it would leave the way it came in).
@@ -173,33 +177,46 @@ impl Routing {
         r
     }
 
-    /// Forces `at`'s next hop towards `dst` (an explicit route).
+    /// Forces `at`'s next hop towards `dst` (an explicit route); `dst` must have
+    /// been given to `build` as core. At a stub there is only the one link anyway.
     pub fn set(&mut self, at: NodeId, dst: NodeId, link: LinkId) {
-        self.overrides.insert((at.0, dst.0), link);
+        let (a, d) = (self.node[at.idx()], self.node[dst.idx()]);
+        if a.core != STUB {
+            debug_assert_eq!(d.gw, d.core, "explicit route to a stub not built as core");
+            self.table[a.row as usize + d.gw as usize] = link.0;
+        }
     }
 
     /// The next hop from `at` towards `dst` (`at != dst`).
-    #[inline]
+    #[inline(always)]
     pub fn next(&self, at: NodeId, dst: NodeId) -> Hop {
-        if !self.overrides.is_empty() {
-            if let Some(&l) = self.overrides.get(&(at.0, dst.0)) {
-                return Hop::Link(l);
-            }
-        }
-        let a = self.node[at.idx()];
-        if a.core == STUB {
-            return Hop::Link(LinkId(a.uplink));
-        }
-        let d = self.node[dst.idx()];
-        if d.gw == a.core {
-            // `dst` is a stub on this router (a core `dst` has gw == core != at's).
-            return Hop::Link(LinkId(d.downlink));
-        }
-        match self.table[a.core as usize * self.ncore + d.gw as usize] {
+        match self.next_raw(at, dst) {
             NO_ROUTE => Hop::Unreachable,
             e if e & ECMP != 0 => Hop::Ecmp(e & !ECMP),
             e => Hop::Link(LinkId(e)),
         }
+    }
+
+    /// `next` as the raw entry, for the per-packet path: a link id when the ECMP
+    /// bit is clear (the common case, one test), else see `next`.
+    #[inline(always)]
+    pub fn next_raw(&self, at: NodeId, dst: NodeId) -> u32 {
+        let a = self.node[at.idx()];
+        if a.core == STUB {
+            return a.uplink;
+        }
+        let d = self.node[dst.idx()];
+        if d.gw == a.core {
+            // `dst` is a stub on this router (a core `dst` has gw == core != at's).
+            return d.downlink;
+        }
+        self.table[a.row as usize + d.gw as usize]
+    }
+
+    /// Whether a raw entry is a plain link.
+    #[inline(always)]
+    pub fn is_link(raw: u32) -> bool {
+        raw & ECMP == 0
     }
 
     /// The link of ECMP group `g` that a flow with `hash` takes at node `at`. The

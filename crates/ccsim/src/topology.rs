@@ -180,7 +180,12 @@ impl Network {
         }
         let edges: Vec<Edge> =
             net.links.iter().map(|l| Edge { from: l.from, to: l.to, delay_ns: l.cfg.delay_ns }).collect();
-        net.routing = Routing::build(net.nodes.len(), &edges, ecmp);
+        // Destinations of explicit routes keep a table column (checked below).
+        let forced: Vec<NodeId> = match cfg {
+            TopologyConfig::Graph { routes, .. } => routes.iter().filter_map(|r| net.node(&r.dst)).collect(),
+            _ => Vec::new(),
+        };
+        net.routing = Routing::build(net.nodes.len(), &edges, ecmp, &forced);
         if let TopologyConfig::Graph { routes, nodes, .. } = cfg {
             for (i, r) in routes.iter().enumerate() {
                 let field = format!("topology.routes[{i}]");
@@ -203,7 +208,7 @@ impl Network {
     }
 
     /// The next hop from `at` towards `dst`.
-    #[inline]
+    #[inline(always)]
     pub fn next_hop(&self, at: NodeId, dst: NodeId) -> Hop {
         self.routing.next(at, dst)
     }
@@ -237,7 +242,7 @@ impl Network {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::{BottleneckConfig, GraphLink};
+    use crate::config::{BottleneckConfig, GraphLink, RouteConfig};
 
     pub(crate) fn link(rate_bps: u64, delay_ns: u64) -> LinkConfig {
         LinkConfig { rate_bps, delay_ns, queue: Default::default(), loss: None, monitor: false }
@@ -292,5 +297,19 @@ mod tests {
         .unwrap_err();
         assert_eq!(err.field, "topology.links[0].to");
         assert!(err.msg.contains("\"z\""));
+    }
+
+    #[test]
+    fn explicit_route_to_a_host_overrides_the_shortest_path() {
+        // Host "h" hangs off "c" (a stub); at "a" the route to it is forced via "b".
+        let gl =
+            |from: &str, to: &str, d| GraphLink { name: None, from: from.into(), to: to.into(), link: link(1000, d) };
+        let nodes = ["a", "b", "c", "h"].map(String::from).to_vec();
+        let links = vec![gl("a", "c", 1), gl("c", "a", 1), gl("a", "b", 5), gl("b", "c", 5), gl("c", "h", 1), gl("h", "c", 1)];
+        let route = |dst: &str| RouteConfig { at: "a".into(), dst: dst.into(), next: "b".into() };
+        let net = Network::build(&TopologyConfig::Graph { nodes, links, routes: vec![route("h")] }).unwrap();
+        let n = |s: &str| net.node(s).unwrap();
+        assert_eq!(net.path(n("a"), n("h")).unwrap().len(), 3);
+        assert_eq!(net.path(n("a"), n("c")).unwrap().len(), 1, "other destinations keep the shortest path");
     }
 }

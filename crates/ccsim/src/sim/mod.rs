@@ -12,7 +12,7 @@ use crate::loss::{Fate, LossModel};
 use crate::packet::{Packet, PacketPool, NEVER};
 use crate::qdisc::{AnyQdisc, QItem, Qdisc, QdiscOut, Reason};
 use crate::rng::{self, Rng};
-use crate::routing::Hop;
+use crate::routing::{Hop, Routing};
 use crate::time::{tx_time_ns, Nanos};
 use crate::topology::Network;
 use crate::trace::{percentile, FlowSummary, Traces};
@@ -314,7 +314,7 @@ impl Simulation {
     /// Offers a packet to a link's qdisc and starts the serialiser if it is idle.
     fn enqueue(&mut self, l: LinkId, pid: PacketId) {
         let p = self.pool.get(pid);
-        let hash = self.flow_hash(pid);
+        let hash = self.packet_hash(p);
         let item = QItem { pkt: pid, bytes: p.bytes, flow_hash: hash, ect: p.ect, enq_ns: self.now };
         let link = &mut self.links[l.idx()];
         link.qdisc.enqueue(item, self.now, &mut self.qout);
@@ -327,8 +327,7 @@ impl Simulation {
     /// The hash of a packet's connection, for flow-hashing qdiscs and ECMP.
     /// Parallel connections are separate flows to both.
     #[inline]
-    fn flow_hash(&self, pid: PacketId) -> u32 {
-        let p = self.pool.get(pid);
+    fn packet_hash(&self, p: &Packet) -> u32 {
         self.flows[p.flow.idx()].hash ^ (p.conn as u32).wrapping_mul(0x9E37_79B9)
     }
 
@@ -465,12 +464,19 @@ impl Simulation {
         if dst == node {
             self.deliver(pid);
         } else {
-            let l = match self.net.next_hop(node, dst) {
-                Hop::Link(l) => l,
-                Hop::Ecmp(g) => self.net.routing.pick(g, self.flow_hash(pid), node),
-                Hop::Unreachable => unreachable!("routes checked when the flow was built"),
-            };
+            let raw = self.net.routing.next_raw(node, dst);
+            let l = if Routing::is_link(raw) { LinkId(raw) } else { self.ecmp_hop(node, dst, pid) };
             self.enqueue(l, pid);
+        }
+    }
+
+    /// The next hop where ECMP splits (out of line: the plain lookup stays small).
+    #[inline(never)]
+    fn ecmp_hop(&self, node: NodeId, dst: NodeId, pid: PacketId) -> LinkId {
+        match self.net.next_hop(node, dst) {
+            Hop::Ecmp(g) => self.net.routing.pick(g, self.packet_hash(self.pool.get(pid)), node),
+            Hop::Link(l) => l,
+            Hop::Unreachable => unreachable!("routes checked when the flow was built"),
         }
     }
 
