@@ -180,7 +180,7 @@ def test_a_huge_scenario_is_refused_in_under_a_second_with_the_estimate(tmp_path
 def test_validate_prints_the_estimate():
     r = cli("validate", str(INCAST))
     assert r.returncode == 0, r.stderr
-    assert "estimate:" in r.stdout and "peak memory" in r.stdout and "events" in r.stdout
+    assert "estimate:" in r.stdout and "of memory for the run" in r.stdout and "events" in r.stdout
 
 
 def test_estimate_tracks_the_run():

@@ -451,7 +451,10 @@ def scale_cmd(sizes: str, topology: str, json_out: str) -> None:
         raise fail(f"--topology: {topology!r} (accepted: dumbbell, leaf-spine, or both separated by a comma)")
     from ccbench.cli.progress import output_console
 
-    console = output_console()
+    from rich.console import Console
+
+    # Ten columns: wide enough also when the output is not a terminal (CI logs).
+    console = Console(width=max(output_console().width, 140))
     with console.status("") as status:
         rows = scale_cmd_rows(tuple(sorted(counts)), topos, lambda text: status.update(text))
     if json_out:

@@ -176,9 +176,9 @@ def estimate_line(est: dict) -> str:
 
     avail = est["available_bytes"]
     return (
-        f"estimate: {fmt_bytes(est['total_bytes'])} peak memory"
-        + (f" of {fmt_bytes(avail)} available" if avail == avail else "")
-        + f", ~{est['events']:.2g} events; {est['summary']}"
+        f"estimate: {fmt_bytes(est['total_bytes'])} of memory for the run"
+        + (f" ({fmt_bytes(avail)} available)" if avail == avail else "")
+        + f"; {est['summary']}"
     )
 
 
