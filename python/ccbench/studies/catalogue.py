@@ -117,8 +117,9 @@ PAPERS: tuple[Paper, ...] = (
                  "timing needs idle CPU", "stewart", "stewart:fig4b"),
             Item("ADSL2 loss (text)", "FB-loose CBR loss ~1 % (CUBIC), ~0.4 % (NewReno), insensitive to queue size",
                  None, "stewart part adsl2", "stewart", "stewart:adsl2"),
-            Item("Fig. 5", "CUBIC fast-convergence lock-in without CBR jitter (two 3-min trials)", NY,
-                 "no numbers in the paper; jitter is on in every run, as the paper's remedy"),
+            Item("Fig. 5", "CUBIC fast-convergence lock-in without CBR jitter: FC-active trials have fewer "
+                 "congestion epochs and lower CBR loss; jitter removes it", None, "stewart part fig5", "stewart",
+                 "stewart:fig5"),
             Item("Fig. 6", "fine sweep 52.5-67.5 kB: FB-strict peaks just below multiples of 1500 B, FB-loose worst "
                  "just above", None, "stewart part fig6", "stewart", "stewart:fig6"),
             Item("Fig. 7", "CBR extra delay 40 kB FB-loose, RTT/2 12-100 ms: CUBIC higher median, tighter spread",

@@ -18,6 +18,12 @@ Experiments (``PARTS``)
   60 and 90 kB (figure only).
 * ``adsl2``: the same on ADSL2 with FB-loose. Paper (text): about 1 % (CUBIC) and
   0.4 % (NewReno), insensitive to queue size.
+* ``fig5``: CUBIC's fast-convergence lock-in: CUBIC and a CBR *without* jitter, ADSL1,
+  50 ms, 60000 B FB-loose (dummynet accounting), 180 s, repeated with random TCP start
+  phases, beside the same with the N(20 ms, 1 ms) jitter. Paper: "otherwise identical"
+  trials split into FC-active (fewer congestion epochs, lower CBR loss) and FC-inactive
+  ones; jitter removes the split. We compare the spread of congestion epochs across
+  repetitions and the CBR loss with and without jitter.
 * ``fig6``: fine sweep 52500..67500 B, FB-strict and FB-loose, CUBIC and NewReno, ADSL1,
   100 ms, 180 s trials; median and 5/95 % over seeds. Paper: FB-strict peaks just
   below multiples of 1500 B (57000, 58500, 60000), FB-loose worst just above them. We
@@ -57,7 +63,7 @@ DESCRIPTION = (
 
 Q_GRID = tuple(range(10_000, 100_001, 10_000))
 FULL_UTIL = 0.95
-PARTS = ("fig1", "fig3", "fig4", "adsl2", "fig6", "fig7")
+PARTS = ("fig1", "fig3", "fig4", "adsl2", "fig5", "fig6", "fig7")
 CC_LABEL = {"cubic": "CUBIC", "reno": "NewReno"}
 
 #: Period of the loss-vs-Q pattern if the TCP packets fill what the resident CBR packets
@@ -105,6 +111,9 @@ def jobs(part: str, size: dict) -> list[dict]:
         # The mechanism check: FB-loose as dummynet counts (CUBIC, the paper's clearest case).
         out += [dict(cc="cubic", rule="bytes-loose", q_bytes=q, duration_s=fd, seed=s, in_service=True)
                 for q in qs for s in fs]
+    elif part == "fig5":
+        out += [dict(cc="cubic", rule="bytes-loose", q_bytes=60_000, rtt_ms=50, duration_s=180.0, seed=s,
+                     in_service=True, jitter=j) for j in (False, True) for s in range(1, 2 * size["seeds"] + 5)]
     elif part == "fig7":
         out += [dict(link=link, cc=cc, rule="bytes-loose", q_bytes=40_000, rtt_ms=2 * h, duration_s=d, seed=s)
                 for link in ("adsl1", "adsl2") for cc in CCS for h in (12, 25, 50, 100) for s in seeds]
@@ -137,9 +146,10 @@ def run_jobs(all_jobs: list[dict], workers: int = 1, progress=None) -> pd.DataFr
             for r in ex.map(_one, all_jobs, chunksize=8):
                 step(r)
     df = pd.DataFrame(rows)
-    for col, default in (("link", "adsl1"), ("rtt_ms", 100), ("in_service", False)):
+    for col, default in (("link", "adsl1"), ("rtt_ms", 100), ("in_service", False), ("jitter", True)):
         df[col] = df[col].fillna(default) if col in df else default
     df["in_service"] = df["in_service"].astype(bool)
+    df["jitter"] = df["jitter"].astype(bool)
     return df
 
 
@@ -301,6 +311,21 @@ def claims(runs: pd.DataFrame) -> pd.DataFrame:
                                  note=f"{paper}; resident-CBR prediction {RESIDENT_CBR_PERIOD_B:.0f} B; fold "
                                       f"z = {pa['fold_z']:.1f} against shuffled data; max at Q mod 1500 = {pa['phase_max_B']:.0f}, min at "
                                       f"{pa['phase_min_B']:.0f}, amplitude {100 * pa['phase_amplitude']:.0f} %"))
+    if "fig5" in parts:
+        r = runs[runs["part"] == "fig5"]
+        spread = {}
+        for j in (False, True):
+            e = r[r["jitter"] == j]["tcp_loss_events"]
+            spread[j] = float((e.max() - e.min()) / e.mean())
+            rows.append(_row("5", "CBR loss", f"CUBIC 60000 B, jitter {'on' if j else 'off'}",
+                             100 * float(r[r["jitter"] == j]["voip_loss"].mean()), "lower when FC locks in", "%",
+                             note=f"congestion epochs {int(e.min())}-{int(e.max())} over {len(e)} repetitions"))
+        # A lock-in splits jitter-free repetitions into two groups of clearly different
+        # epoch counts (the paper's FC-active/inactive trials): a spread well above the
+        # jittered one.
+        rows.append(_row("5", "epoch spread (max-min)/mean, no jitter over jitter", "CUBIC 60000 B 50ms",
+                         spread[False] / max(spread[True], 1e-9), "> 1 (two modes)", "ratio",
+                         agrees=bool(spread[False] > 2 * spread[True])))
     if "fig7" in parts:
         r = runs[runs["part"] == "fig7"]
         for link in ("adsl1", "adsl2"):

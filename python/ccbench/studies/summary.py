@@ -103,6 +103,7 @@ def _stewart(df: pd.DataFrame, part: str) -> tuple[str, str]:
         "fig4a": df["quantity"].astype(str).str.startswith("CBR loss"),
         "fig4b": df["quantity"].astype(str).str.startswith("FB-loose loss at"),
         "adsl2": df["quantity"] == "ADSL2 FB-loose CBR loss",
+        "fig5": df["fig"].astype(str) == "5",
         "fig6": df["fig"].astype(str) == "6",
         "fig7": df["fig"].astype(str) == "7",
         "adsl2delay": df["quantity"].astype(str).str.startswith("ADSL2 m"),
