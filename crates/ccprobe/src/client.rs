@@ -24,13 +24,18 @@ use std::time::{Duration, Instant};
 use serde_json::json;
 
 use crate::args::{check_range, Args};
-use crate::proto::{code, code_text, encode_udp, Ctrl, Rng, UdpTest, UDP_HEADER, UDP_MAX};
+use crate::auth::{self, Key, Nonce};
+use crate::proto::{
+    code, code_text, encode_udp, Ctrl, Rng, Side, UdpTest, MAX_MSG, T_CHALL, T_START, T_STOP, UDP_HEADER, UDP_MAX,
+    VERSION,
+};
+use crate::server::TOKEN_ENV;
 use crate::{check_rate_cap, wall_ns, DEFAULT_RATE, DEFAULT_SIZE, MAX_BURST_PERIOD_S, THESIS_MAX_RATE};
 
 pub const CLIENT_USAGE: &str = "usage: ccprobe client --server HOST:PORT --out FILE [--packets N (10000)] \
 [--size BYTES (48; 48-400)] [--rate PKT_PER_S (500)] [--pattern smooth|bursty] [--burst-period S (0.1)] \
 [--max-rate PKT_PER_S (1000; above 1000 only to loopback)] [--format csv|jsonl (from --out)] \
-[--summary FILE.json] [--drain S (0.5)] [--seed N] [--quiet]";
+[--summary FILE.json] [--drain S (0.5)] [--seed N] [--token T (or env CCBENCH_PROBE_TOKEN)] [--quiet]";
 
 /// Most packets in one measurement (the client keeps 8 bytes per packet in memory).
 pub const MAX_PACKETS: u64 = 100_000_000;
@@ -62,11 +67,18 @@ pub struct ClientConfig {
     pub summary: Option<PathBuf>,
     pub drain: Duration,
     pub seed: u64,
+    /// Shared token, if the server requires one.
+    pub token: Option<Vec<u8>>,
     pub quiet: bool,
 }
 
 impl ClientConfig {
     pub fn from_args(argv: &[String]) -> Result<Self, String> {
+        Self::from_args_env(argv, std::env::var(TOKEN_ENV).ok())
+    }
+
+    /// `env_token`: the value of [`TOKEN_ENV`], used when `--token` is not given.
+    pub fn from_args_env(argv: &[String], env_token: Option<String>) -> Result<Self, String> {
         let a = Args::parse(
             argv,
             &[
@@ -82,6 +94,7 @@ impl ClientConfig {
                 "--summary",
                 "--drain",
                 "--seed",
+                "--token",
             ],
             &["--quiet"],
         )?;
@@ -145,6 +158,7 @@ impl ClientConfig {
             summary: a.str("--summary").map(PathBuf::from),
             drain: Duration::from_secs_f64(drain),
             seed: a.u64_or("--seed", 1, "an integer seed")?,
+            token: auth::token_from(a.str("--token"), env_token.as_deref())?,
             quiet: a.flag("--quiet"),
         })
     }
@@ -166,10 +180,11 @@ fn resolve(s: &str) -> Result<SocketAddr, String> {
 
 #[derive(Default)]
 struct Shared {
-    losses: Vec<u64>,
+    /// Loss ranges (first seq, count) as reported.
+    losses: Vec<(u64, u64)>,
     /// (timestamp of the triggering packet, RTT ns)
-    rtts: Vec<(u128, u128)>,
-    rx: Vec<(u64, u128)>,
+    rtts: Vec<(u64, u64)>,
+    rx: Vec<(u64, u64)>,
     ack: Option<u64>,
     stop: Option<u64>,
     error: Option<String>,
@@ -180,18 +195,19 @@ struct Shared {
 #[derive(Clone, Copy)]
 struct Clock {
     t0: Instant,
-    wall0: u128,
+    wall0: u64,
 }
 
 impl Clock {
-    fn now_ns(&self) -> u128 {
-        self.wall0 + self.t0.elapsed().as_nanos()
+    fn now_ns(&self) -> u64 {
+        self.wall0 + self.t0.elapsed().as_nanos() as u64
     }
 }
 
 fn reader(mut stream: TcpStream, shared: Arc<Mutex<Shared>>, clock: Clock) {
-    let mut buf: Vec<u8> = Vec::new();
-    let mut tmp = [0u8; 65536];
+    // at most one unfinished message (< MAX_MSG bytes) plus one read
+    let mut buf: Vec<u8> = Vec::with_capacity(MAX_MSG + 16384);
+    let mut tmp = [0u8; 16384];
     loop {
         let n = match stream.read(&mut tmp) {
             Ok(0) => {
@@ -214,11 +230,12 @@ fn reader(mut stream: TcpStream, shared: Arc<Mutex<Shared>>, clock: Clock) {
         let now = clock.now_ns();
         buf.extend_from_slice(&tmp[..n]);
         let mut s = shared.lock().unwrap();
+        let mut at = 0;
         loop {
-            match Ctrl::parse(&buf) {
+            match Ctrl::parse(&buf[at..], Side::Server) {
                 Ok(None) => break,
                 Ok(Some((m, used))) => {
-                    buf.drain(..used);
+                    at += used;
                     match m {
                         Ctrl::Report(r) => {
                             s.reports += 1;
@@ -235,8 +252,8 @@ fn reader(mut stream: TcpStream, shared: Arc<Mutex<Shared>>, clock: Clock) {
                             s.stop = Some(code);
                             return;
                         }
-                        Ctrl::Start { .. } => {
-                            s.error = Some("protocol error: a second StartPacket".into());
+                        other => {
+                            s.error = Some(format!("protocol error: unexpected {other:?} while measuring"));
                             return;
                         }
                     }
@@ -247,19 +264,104 @@ fn reader(mut stream: TcpStream, shared: Arc<Mutex<Shared>>, clock: Clock) {
                 }
             }
         }
+        buf.drain(..at);
     }
 }
 
-fn read_exact_timeout(stream: &mut TcpStream, n: usize, timeout: Duration) -> Result<Vec<u8>, String> {
-    stream.set_read_timeout(Some(timeout)).map_err(|e| e.to_string())?;
+fn read_exact_by(stream: &mut TcpStream, n: usize, deadline: Instant, what: &str) -> Result<Vec<u8>, String> {
+    let left = deadline.saturating_duration_since(Instant::now()).max(Duration::from_millis(1));
+    stream.set_read_timeout(Some(left)).map_err(|e| e.to_string())?;
     let mut b = vec![0u8; n];
     stream.read_exact(&mut b).map_err(|e| match e.kind() {
-        ErrorKind::WouldBlock | ErrorKind::TimedOut => format!("no StartPacket within {} s", timeout.as_secs()),
-        ErrorKind::UnexpectedEof => "the server closed the connection before sending a StartPacket".to_string(),
+        ErrorKind::WouldBlock | ErrorKind::TimedOut => format!("no {what} within {} s", HANDSHAKE_S),
+        ErrorKind::UnexpectedEof => format!("the server closed the connection before sending a {what}"),
         _ => format!("control connection error: {e}"),
     })?;
-    stream.set_read_timeout(None).map_err(|e| e.to_string())?;
     Ok(b)
+}
+
+/// Why a StopPacket during the handshake ended the measurement.
+fn refusal(server: &str, c: u64) -> String {
+    match c {
+        code::SERVER_FULL => {
+            format!("server {server} refused the measurement: it already serves its maximum number of clients; try later")
+        }
+        code::AUTH => format!("server {server} rejected the token (wrong token; code {c})"),
+        _ => format!("server {server} refused the measurement: {} (code {c})", code_text(c)),
+    }
+}
+
+/// Seconds the whole handshake may take.
+const HANDSHAKE_S: u64 = 10;
+
+/// Protocol v2 handshake (see `proto`): returns the session id and datagram key.
+fn handshake(ctrl: &mut TcpStream, cfg: &ClientConfig) -> Result<(u128, Key), String> {
+    let server = &cfg.server_arg;
+    let deadline = Instant::now() + Duration::from_secs(HANDSHAKE_S);
+    let cn: Nonce = auth::random_bytes()?;
+    let send = |ctrl: &mut TcpStream, m: Ctrl| {
+        ctrl.write_all(&m.encode()).map_err(|e| format!("server {server}: control connection error: {e}"))
+    };
+    send(ctrl, Ctrl::Hello { version: VERSION, nonce: cn })?;
+    let ctx = |e: String| format!("server {server}: {e}");
+    let ty = read_exact_by(ctrl, 8, deadline, "challenge").map_err(ctx)?;
+    let (version, sn, token_required) = match &ty[..] {
+        t if t == T_START => {
+            return Err(format!(
+                "server {server} speaks probe protocol v1 (it sent a v1 StartPacket); this client speaks v{VERSION}: \
+                 upgrade the server (cargo build --release -p ccprobe)"
+            ))
+        }
+        t if t == T_STOP => {
+            let c = read_exact_by(ctrl, 8, deadline, "StopPacket").map_err(ctx)?;
+            return Err(refusal(server, u64::from_be_bytes(c.try_into().unwrap())));
+        }
+        t if t == T_CHALL => {
+            let mut m = ty.clone();
+            m.extend(read_exact_by(ctrl, 32, deadline, "challenge").map_err(ctx)?);
+            match Ctrl::parse(&m, Side::Server) {
+                Ok(Some((Ctrl::Challenge { version, nonce, token_required }, _))) => (version, nonce, token_required),
+                Ok(_) => unreachable!("a 40-byte challenge parses"),
+                Err(e) => return Err(format!("server {server}: protocol error: {e}")),
+            }
+        }
+        _ => return Err(format!("server {server} is not a ccprobe server (unexpected first message)")),
+    };
+    if version != VERSION {
+        return Err(format!("server {server} speaks probe protocol v{version}; this client speaks v{VERSION}"));
+    }
+    let token: &[u8] = match (token_required, cfg.token.as_deref()) {
+        (true, None) => {
+            return Err(format!("server {server} requires a token: give --token or set {TOKEN_ENV}"));
+        }
+        (false, Some(_)) => {
+            return Err(format!(
+                "server {server} does not use a token (started without --token): drop --token or unset {TOKEN_ENV}"
+            ));
+        }
+        (_, t) => t.unwrap_or(b""),
+    };
+    send(ctrl, Ctrl::Auth { proof: auth::client_proof(token, &cn, &sn) })?;
+    let ty = read_exact_by(ctrl, 8, deadline, "StartPacket").map_err(ctx)?;
+    if ty == T_STOP {
+        let c = read_exact_by(ctrl, 8, deadline, "StopPacket").map_err(ctx)?;
+        return Err(refusal(server, u64::from_be_bytes(c.try_into().unwrap())));
+    }
+    if ty != T_START {
+        return Err(format!("server {server}: protocol error: expected a StartPacket"));
+    }
+    let mut m = ty;
+    m.extend(read_exact_by(ctrl, 32, deadline, "StartPacket").map_err(ctx)?);
+    let Ok(Some((Ctrl::Start { sid, proof }, _))) = Ctrl::parse(&m, Side::Server) else {
+        unreachable!("a 40-byte StartPacket parses")
+    };
+    if !auth::server_proof_ok(token, &cn, &sn, sid, &proof) {
+        return Err(format!(
+            "server {server} could not prove that it knows the token: not the server you meant (or a different token)"
+        ));
+    }
+    ctrl.set_read_timeout(None).map_err(|e| e.to_string())?;
+    Ok((sid, auth::session_key(token, &cn, &sn, sid)))
 }
 
 fn wait_until(due: Instant) {
@@ -275,25 +377,12 @@ pub fn run(cfg: ClientConfig) -> Result<serde_json::Value, String> {
     let mut ctrl = TcpStream::connect_timeout(&cfg.server, Duration::from_secs(5))
         .map_err(|e| format!("cannot connect to the probe server at {server}: {e}"))?;
     let _ = ctrl.set_nodelay(true);
-    let first =
-        read_exact_timeout(&mut ctrl, 16, Duration::from_secs(10)).map_err(|e| format!("server {server}: {e}"))?;
-    let id = match Ctrl::parse(&first) {
-        Ok(Some((Ctrl::Start { id }, _))) => id,
-        Ok(Some((Ctrl::Stop { code: c }, _))) if c == code::SERVER_FULL => {
-            return Err(format!(
-            "server {server} refused the measurement: it already serves its maximum number of clients (10); try later"
-        ))
-        }
-        Ok(Some((Ctrl::Stop { code: c }, _))) => {
-            return Err(format!("server {server} refused the measurement: {} (code {c})", code_text(c)))
-        }
-        _ => return Err(format!("server {server} is not a ccprobe server (unexpected first message)")),
-    };
+    let (sid, key) = handshake(&mut ctrl, &cfg)?;
     let local_ip = ctrl.local_addr().map_err(|e| e.to_string())?.ip();
     let udp = UdpSocket::bind((local_ip, 0)).map_err(|e| format!("cannot open a UDP socket: {e}"))?;
     udp.connect(cfg.server).map_err(|e| format!("cannot address UDP to {server}: {e}"))?;
 
-    let clock = Clock { t0: Instant::now(), wall0: wall_ns() };
+    let clock = Clock { t0: Instant::now(), wall0: wall_ns() as u64 };
     let shared = Arc::new(Mutex::new(Shared::default()));
     let rh = {
         let st = ctrl.try_clone().map_err(|e| e.to_string())?;
@@ -302,8 +391,12 @@ pub fn run(cfg: ClientConfig) -> Result<serde_json::Value, String> {
     };
     if !cfg.quiet {
         eprintln!(
-            "ccprobe client: request {id:016x} at {server}: {} packets of {} B at {} packets/s ({:?})",
-            cfg.packets, cfg.size, cfg.rate, cfg.pattern
+            "ccprobe client: session {:08x} at {server}: {} packets of {} B at {} packets/s ({:?})",
+            (sid >> 96) as u32,
+            cfg.packets,
+            cfg.size,
+            cfg.rate,
+            cfg.pattern
         );
     }
 
@@ -346,7 +439,7 @@ pub fn run(cfg: ClientConfig) -> Result<serde_json::Value, String> {
             }
         }
         let t = clock.t0.elapsed();
-        encode_udp(&mut pkt, UdpTest { id, seq, ts_ns: clock.wall0 + t.as_nanos() }, &mut rng);
+        encode_udp(&mut pkt, UdpTest { sid, seq, ts_ns: clock.wall0 + t.as_nanos() as u64 }, &key, &mut rng);
         send_ns.push(t.as_nanos() as u64);
         match udp.send(&pkt) {
             Ok(_) => {}
@@ -394,16 +487,17 @@ pub fn run(cfg: ClientConfig) -> Result<serde_json::Value, String> {
     // per-packet records
     let n = send_ns.len();
     let mut lost = vec![false; n];
-    for &q in &s.losses {
-        if (q as usize) < n {
-            lost[q as usize] = true;
-        }
+    // ranges from the server, clamped to the packets actually sent
+    for &(first, count) in &s.losses {
+        let from = first.min(n as u64) as usize;
+        let to = first.saturating_add(count).min(n as u64) as usize;
+        lost[from..to].fill(true);
     }
     let tail_from = s.ack.map_or(0, |a| a as usize + 1);
     for l in lost.iter_mut().skip(tail_from) {
         *l = true;
     }
-    let ts_of = |seq: usize| clock.wall0 + send_ns[seq] as u128;
+    let ts_of = |seq: usize| clock.wall0 + send_ns[seq];
     let mut rtt_sample = vec![f64::NAN; n];
     let mut rtt_min = f64::INFINITY;
     for &(ts, rtt) in &s.rtts {
@@ -431,7 +525,9 @@ pub fn run(cfg: ClientConfig) -> Result<serde_json::Value, String> {
         "server": cfg.server_arg,
         "server_addr": cfg.server.to_string(),
         "server_is_loopback": cfg.server.ip().is_loopback(),
-        "request_id": format!("{id:016x}"),
+        "session_id": format!("{sid:032x}"),
+        "protocol": VERSION,
+        "authenticated": cfg.token.is_some(),
         "packets": n,
         "size_bytes": cfg.size,
         "rate_pps": cfg.rate,

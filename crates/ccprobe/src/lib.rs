@@ -2,12 +2,16 @@
 //! (thesis §4.3). A client sends UDP test packets (sequence number, timestamp,
 //! checksum) to a server in a smooth (paced CBR) or bursty (TCP-like on/off within an
 //! RTT) pattern; the server detects losses with a 128-packet reordering window and
-//! reports them over a TCP control connection. See `proto` for the message formats.
+//! reports them over a TCP control connection. See `proto` for the message formats
+//! (protocol v2: authenticated datagrams, bounded messages) and `server` for the limits
+//! that make the server safe to run on a public host.
 
 pub mod args;
+pub mod auth;
 pub mod client;
 pub mod proto;
 pub mod server;
+pub mod session;
 pub mod window;
 
 use std::net::IpAddr;

@@ -3,6 +3,11 @@
 //! 128 sequence numbers higher has arrived (or at the end of the measurement), so a
 //! packet reordered by fewer than 128 positions is not counted as lost. A packet that
 //! arrives after it was declared lost is counted as `late` and stays lost.
+//!
+//! Losses are kept as ascending ranges (protocol v2): a jump far ahead costs one range
+//! and constant time, not one entry per skipped number. Every range but the one a jump
+//! opens ends just below a received packet, so there are never more ranges than
+//! received packets plus one (this bounds the server's reply volume, see `server`).
 
 pub const WINDOW: u64 = 128;
 
@@ -23,7 +28,8 @@ pub struct LossWindow {
     hi: i64,
     /// Bit i set: sequence number `hi - i` has been received (or is below 0).
     bits: u128,
-    pending: Vec<u64>,
+    /// Declared losses not yet reported: ascending, disjoint, non-adjacent (first, count).
+    pending: Vec<(u64, u64)>,
     pub received: u64,
     pub lost: u64,
     pub reordered: u64,
@@ -56,36 +62,44 @@ impl LossWindow {
         (self.hi >= 0).then_some(self.hi as u64)
     }
 
-    fn lose(&mut self, seq: i64) {
-        if seq >= 0 {
-            self.pending.push(seq as u64);
-            self.lost += 1;
+    /// Declares `first..=last` lost (the part at or above 0); always above every range
+    /// declared before, so it extends the last range or starts a new one.
+    fn lose(&mut self, first: i64, last: i64) {
+        let first = first.max(0);
+        if last < first {
+            return;
+        }
+        let (first, n) = (first as u64, (last - first) as u64 + 1);
+        self.lost += n;
+        match self.pending.last_mut() {
+            Some((f, c)) if *f + *c == first => *c += n,
+            _ => self.pending.push((first, n)),
+        }
+    }
+
+    /// Declares lost every missing number among the `k` oldest of the window.
+    fn expire_oldest(&mut self, k: u64) {
+        for i in ((WINDOW - k)..WINDOW).rev() {
+            if self.bits >> i & 1 == 0 {
+                let q = self.hi - i as i64;
+                self.lose(q, q);
+            }
         }
     }
 
     /// Accounts for a received sequence number (must be < 2^62; callers also bound the
-    /// jump above the highest, since a jump declares every skipped number lost).
+    /// jump above the highest).
     pub fn on_seq(&mut self, seq: u64) -> Arrival {
         let s = seq as i64;
         if s > self.hi {
             let shift = (s - self.hi) as u64;
             if shift >= WINDOW {
-                for i in (0..WINDOW).rev() {
-                    if self.bits >> i & 1 == 0 {
-                        self.lose(self.hi - i as i64);
-                    }
-                }
-                for q in (self.hi + 1)..=(s - WINDOW as i64) {
-                    self.lose(q);
-                }
+                self.expire_oldest(WINDOW);
+                self.lose(self.hi + 1, s - WINDOW as i64);
                 self.bits = 0;
             } else {
-                // bits i >= WINDOW - shift leave the window; ascending sequence order
-                for i in ((WINDOW - shift)..WINDOW).rev() {
-                    if self.bits >> i & 1 == 0 {
-                        self.lose(self.hi - i as i64);
-                    }
-                }
+                // bits i >= WINDOW - shift leave the window, oldest first
+                self.expire_oldest(shift);
                 self.bits <<= shift;
             }
             self.bits |= 1;
@@ -110,24 +124,25 @@ impl LossWindow {
 
     /// End of the measurement: every missing number up to the highest is lost.
     pub fn flush(&mut self) {
-        for i in (0..WINDOW).rev() {
-            if self.bits >> i & 1 == 0 {
-                self.lose(self.hi - i as i64);
-            }
-        }
+        self.expire_oldest(WINDOW);
         self.bits = u128::MAX;
     }
 
-    /// Losses detected since the last call, ascending.
-    pub fn take_pending(&mut self) -> Vec<u64> {
-        let mut v = std::mem::take(&mut self.pending);
-        v.sort_unstable();
-        v
+    /// At most `max` of the oldest pending loss ranges, ascending.
+    pub fn take_pending(&mut self, max: usize) -> Vec<(u64, u64)> {
+        let k = max.min(self.pending.len());
+        self.pending.drain(..k).collect()
     }
 
+    /// Number of pending loss ranges.
     pub fn pending_len(&self) -> usize {
         self.pending.len()
     }
+}
+
+/// Every sequence number of a list of ranges, ascending (tests and small reports).
+pub fn expand(ranges: &[(u64, u64)]) -> Vec<u64> {
+    ranges.iter().flat_map(|&(f, n)| f..f + n).collect()
 }
 
 #[cfg(test)]
@@ -140,7 +155,7 @@ mod tests {
             w.on_seq(s);
         }
         w.flush();
-        let l = w.take_pending();
+        let l = expand(&w.take_pending(usize::MAX));
         (w, l)
     }
 
@@ -162,7 +177,7 @@ mod tests {
         // 137 - 10 = 127 < 128: 10 may still be reordered
         assert_eq!(w.pending_len(), 0);
         w.on_seq(138);
-        assert_eq!(w.take_pending(), vec![10]);
+        assert_eq!(w.take_pending(64), vec![(10, 1)]);
         assert_eq!(w.lost, 1);
     }
 
@@ -220,6 +235,30 @@ mod tests {
         want.extend(5..999);
         assert_eq!(l, want);
         assert_eq!(w.lost as usize, want.len());
+    }
+
+    #[test]
+    fn a_jump_far_ahead_is_one_range_in_constant_time() {
+        let mut w = LossWindow::new();
+        w.on_seq(0);
+        w.on_seq(1 << 40);
+        w.flush();
+        assert_eq!(w.take_pending(64), vec![(1, (1 << 40) - 1)]);
+        assert_eq!(w.lost, (1 << 40) - 1);
+        // ranges never outnumber received packets + 1
+        let mut w = LossWindow::new();
+        for s in (0..10_000).step_by(2) {
+            w.on_seq(s);
+        }
+        w.flush();
+        assert!(w.pending_len() as u64 <= w.received + 1);
+        let mut taken = 0;
+        while w.pending_len() > 0 {
+            let t = w.take_pending(64);
+            assert!(t.len() <= 64);
+            taken += t.len();
+        }
+        assert_eq!(taken, 4999);
     }
 
     #[test]
