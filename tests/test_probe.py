@@ -6,7 +6,10 @@ Losses and reordering are injected by the server's test-only ``--debug-loss`` /
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import json
+import os
 import socket
 import struct
 import subprocess
@@ -44,19 +47,30 @@ def cli_app() -> typer.Typer:
     return app
 
 
-# ---- raw protocol helpers (Python re-implementation of the wire format) ----------------
+# ---- raw protocol helpers (Python re-implementation of the v2 wire format) --------------
 
-def fnv1a(data: bytes, h: int = 0xCBF29CE484222325) -> int:
-    for b in data:
-        h = ((h ^ b) * 0x100000001B3) & 0xFFFFFFFFFFFFFFFF
-    return h
+def hmac256(key: bytes, *parts: bytes) -> bytes:
+    return hmac.new(key, b"".join(parts), hashlib.sha256).digest()
 
 
-def udp_packet(req_id: int, seq: int, size: int = 48) -> bytearray:
-    pkt = bytearray(b"UDP_TEST" + struct.pack(">QQ", req_id, seq) + (time.time_ns()).to_bytes(16, "big") + bytes(8)
-                    + bytes(size - 48))
-    pkt[40:48] = struct.pack(">Q", fnv1a(bytes(pkt)))
-    return pkt
+def handshake(s: socket.socket, token: bytes = b"") -> tuple[int, bytes]:
+    """Protocol v2 handshake on a connected control socket: (session id, datagram key)."""
+    cn = os.urandom(16)
+    s.sendall(b"CCPHELLO" + struct.pack(">Q", 2) + cn)
+    ty, ver, sn, flag = struct.unpack(">8sQ16sQ", recv_exact(s, 40))
+    assert (ty, ver) == (b"CCPCHALL", 2), ty
+    s.sendall(b"CCP_AUTH" + hmac256(token, b"ccprobe v2 client proof", cn, sn)[:16])
+    ty = recv_exact(s, 8)
+    assert ty == b"STARTUDP", (ty, recv_exact(s, 8))
+    sid_b = recv_exact(s, 16)
+    assert recv_exact(s, 16) == hmac256(token, b"ccprobe v2 server proof", cn, sn, sid_b)[:16]
+    return int.from_bytes(sid_b, "big"), hmac256(token, b"ccprobe v2 datagram key", cn, sn, sid_b)
+
+
+def udp_packet(sid: int, key: bytes, seq: int, size: int = 48) -> bytearray:
+    head = b"CPU2" + sid.to_bytes(16, "big") + struct.pack(">QQ", seq, time.time_ns())
+    pad = os.urandom(size - 48)
+    return bytearray(head + hmac256(key, head, pad)[:12] + pad)
 
 
 def recv_exact(s: socket.socket, n: int) -> bytes:
@@ -76,10 +90,10 @@ def read_until_stop(s: socket.socket) -> int:
         if ty == b"STOP_UDP":
             return struct.unpack(">Q", recv_exact(s, 8))[0]
         if ty == b"L_REPORT":
-            head = recv_exact(s, 32)
-            recv_exact(s, 8 * struct.unpack(">Q", head[24:32])[0])
+            head = recv_exact(s, 24)
+            recv_exact(s, 16 * struct.unpack(">Q", head[16:24])[0])
         elif ty == b"RX_TIMES":
-            recv_exact(s, 24 * struct.unpack(">Q", recv_exact(s, 8))[0])
+            recv_exact(s, 16 * struct.unpack(">Q", recv_exact(s, 8))[0])
         else:
             raise AssertionError(f"unexpected message {ty!r}")
 
@@ -130,14 +144,13 @@ def test_reordering_inside_window_is_not_loss_outside_is():
 
 
 def test_eleventh_client_refused_and_idle_clients_cut_off_after_default_10s():
-    with probe.start_server(port=0) as srv:  # default idle timeout: 10 s
+    with probe.start_server(port=0, max_per_source=10) as srv:  # default idle timeout: 10 s
         socks = []
         t_conn = []
         for _ in range(10):
-            t_conn.append(time.monotonic())
             s = socket.create_connection((srv.host, srv.port), timeout=20)
-            assert recv_exact(s, 8) == b"STARTUDP"
-            recv_exact(s, 8)
+            handshake(s)
+            t_conn.append(time.monotonic())
             socks.append(s)
         # the 11th, raw: a StopPacket with code 4 (server full)
         s11 = socket.create_connection((srv.host, srv.port), timeout=5)
@@ -162,38 +175,87 @@ def test_eleventh_client_refused_and_idle_clients_cut_off_after_default_10s():
         # room again
         time.sleep(0.3)
         s = socket.create_connection((srv.host, srv.port), timeout=5)
-        assert recv_exact(s, 8) == b"STARTUDP"
+        handshake(s)
         s.close()
 
 
-def test_corrupt_packet_and_rate_cap_stop_the_session():
+def test_corrupt_packets_are_dropped_and_the_rate_cap_stops_the_session():
     with probe.start_server(port=0, idle_timeout=5) as srv:
-        # corrupted packet -> abnormal stop, code 3
+        # a corrupted (or forged) packet fails its tag: dropped and counted, the session
+        # goes on (v1 stopped it, so anyone could abort anyone's measurement)
         s = socket.create_connection((srv.host, srv.port), timeout=5)
-        ty, rid = struct.unpack(">8sQ", recv_exact(s, 16))
-        assert ty == b"STARTUDP"
+        sid, key = handshake(s)
         u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
         u.bind(("127.0.0.1", 0))
         for seq in range(20):
-            u.sendto(udp_packet(rid, seq, 100), (srv.host, srv.port))
-        bad = udp_packet(rid, 20, 100)
+            u.sendto(udp_packet(sid, key, seq, 100), (srv.host, srv.port))
+        bad = udp_packet(sid, key, 20, 100)
         bad[70] ^= 0x01
         u.sendto(bad, (srv.host, srv.port))
-        t = time.monotonic()
-        assert read_until_stop(s) == 3
-        assert time.monotonic() - t < 2
+        u.sendto(udp_packet(sid, key, 20, 100), (srv.host, srv.port))
+        time.sleep(0.2)
+        s.sendall(b"STOP_UDP" + bytes(8))
+        assert read_until_stop(s) == 0
         s.close()
         # faster than the cap (default 1000 pkt/s, bucket 0.25 s) -> abnormal stop, code 5
         s = socket.create_connection((srv.host, srv.port), timeout=5)
-        ty, rid = struct.unpack(">8sQ", recv_exact(s, 16))
+        sid, key = handshake(s)
         for seq in range(3000):
-            u.sendto(udp_packet(rid, seq), (srv.host, srv.port))
+            u.sendto(udp_packet(sid, key, seq), (srv.host, srv.port))
         assert read_until_stop(s) == 5
         s.close()
         u.close()
         time.sleep(0.3)
         log = srv.log()
-    assert "abnormal stop (code 3" in log and "abnormal stop (code 5" in log
+    assert "normal stop" in log and "received 21, lost 0" in log and "rejected (bad tag) 1" in log, log
+    assert "abnormal stop (code 5" in log
+
+
+def test_token_v1_peers_and_handshake_timeout(tmp_path):
+    token = "correct horse battery"
+    with probe.start_server(port=0, token=token, handshake_timeout=0.5, max_per_source=4) as srv:
+        run = probe.probe(srv.address, packets=200, rate=2000, max_rate=5000, drain=0.1, timeout=30, token=token)
+        assert len(run.packets) == 200 and run.meta["probe"]["authenticated"] is True
+        assert run.meta["probe"]["protocol"] == 2 and len(run.meta["probe"]["session_id"]) == 32
+        with pytest.raises(probe.ProbeError, match="requires a token: give --token or set CCBENCH_PROBE_TOKEN"):
+            probe.run_client(srv.address, packets=10)
+        with pytest.raises(probe.ProbeError, match="rejected the token"):
+            probe.run_client(srv.address, packets=10, token="wrong token here")
+        # a v1 client sends nothing and waits for a StartPacket: after the handshake
+        # timeout it gets StopPacket 6, which it prints as a protocol error
+        s = socket.create_connection((srv.host, srv.port), timeout=5)
+        t = time.monotonic()
+        assert struct.unpack(">8sQ", recv_exact(s, 16)) == (b"STOP_UDP", 6)
+        assert 0.4 < time.monotonic() - t < 2
+        s.close()
+        # a client speaking a later version gets code 8
+        s = socket.create_connection((srv.host, srv.port), timeout=5)
+        s.sendall(b"CCPHELLO" + struct.pack(">Q", 3) + bytes(16))
+        assert struct.unpack(">8sQ", recv_exact(s, 16)) == (b"STOP_UDP", 8)
+        s.close()
+        time.sleep(0.2)
+        log = srv.log()
+    assert "no v2 handshake within 0.500 s" in log and "wrong or missing token" in log
+    assert token not in log
+    # a token towards a server without one is refused by the client
+    with probe.start_server(port=0) as srv:
+        with pytest.raises(probe.ProbeError, match="does not use a token"):
+            probe.run_client(srv.address, packets=10, token=token)
+    # a v1 server (sends its 16-byte StartPacket at once): the v2 client says so
+    lsn = socket.create_server(("127.0.0.1", 0))
+    port = lsn.getsockname()[1]
+
+    def v1_server():
+        c, _ = lsn.accept()
+        c.sendall(b"STARTUDP" + struct.pack(">Q", 12345))
+        time.sleep(1)
+        c.close()
+
+    with ThreadPoolExecutor(1) as ex:
+        ex.submit(v1_server)
+        with pytest.raises(probe.ProbeError, match="speaks probe protocol v1.*upgrade the server"):
+            probe.run_client(f"127.0.0.1:{port}", packets=10, timeout=10)
+    lsn.close()
 
 
 def test_patterns_never_exceed_the_rate(tmp_path):
@@ -249,6 +311,10 @@ def test_patterns_never_exceed_the_rate(tmp_path):
         (["server", "--bind", "nowhere"], "--bind: expected an IP address"),
         (["server", "--idle-timeout", "-1"], "--idle-timeout"),
         (["server", "--debug-loss", "1.5"], "--debug-loss: a probability must be between 0 and 1"),
+        (["server", "--token", "short"], "--token: a token must be 8 to 1024 bytes long, got 5"),
+        (["server", "--max-per-source", "20"], "--max-per-source: must be between 1 and --max-clients (10)"),
+        (["server", "--handshake-timeout", "0"], "--handshake-timeout"),
+        (["client", "--server", "127.0.0.1:9", "--out", "x.csv", "--token", "abc"], "--token: a token must be 8"),
         (["server", "--bogus"], "unknown option '--bogus'"),
         (["frobnicate"], "unknown command 'frobnicate'"),
     ],

@@ -1,8 +1,9 @@
 """Path loss-process probe after Wei's PlanetLab UDP loss-measurement system (thesis
 §4.3), driving the ``ccprobe`` binary (``crates/ccprobe``).
 
-A ``ccprobe server`` receives UDP test packets (sequence number, timestamp, checksum)
-and reports losses over a TCP control connection, with a 128-packet reordering window;
+A ``ccprobe server`` receives UDP test packets (sequence number, timestamp, HMAC tag;
+probe protocol v2) and reports losses over a TCP control connection, with a 128-packet
+reordering window;
 a ``ccprobe client`` sends them smooth (paced CBR) or bursty (TCP-like on/off within an
 RTT) and writes one record per packet. This module finds the binary, runs server and
 client, and turns the client's records into a :class:`ccbench.run.Run`:
@@ -60,6 +61,9 @@ __all__ = [
 ]
 
 FLOW = "probe"
+#: Environment variable carrying the shared token to ``ccprobe`` (never on its command
+#: line, where other users of the machine could read it).
+TOKEN_ENV = "CCBENCH_PROBE_TOKEN"
 
 
 class ProbeError(RuntimeError):
@@ -85,6 +89,16 @@ def _err_line(stderr: str, fallback: str) -> str:
 
 # ---- server -------------------------------------------------------------------------
 
+def probe_env(token: str | None) -> dict[str, str]:
+    """The environment of a ``ccprobe`` process: the token, if any, in ``TOKEN_ENV``;
+    without one the variable is removed so an inherited value does not apply."""
+    env = dict(os.environ)
+    env.pop(TOKEN_ENV, None)
+    if token:
+        env[TOKEN_ENV] = token
+    return env
+
+
 def server_args(
     bind: str = "127.0.0.1",
     port: int = 9000,
@@ -92,15 +106,23 @@ def server_args(
     max_rate: float = 1000.0,
     idle_timeout: float = 10.0,
     exit_after: int | None = None,
+    max_per_source: int | None = None,
+    handshake_timeout: float = 5.0,
+    max_duration: float = 3600.0,
     quiet: bool = False,
     debug_loss: float = 0.0,
     debug_seed: int = 1,
     debug_reorder: float = 0.0,
     debug_reorder_depth: int = 50,
 ) -> list[str]:
-    """Arguments of ``ccprobe server`` (without the binary)."""
+    """Arguments of ``ccprobe server`` (without the binary; the token goes through the
+    environment, see :func:`start_server`). ``max_per_source`` defaults to the server's
+    own default (3, or ``max_clients`` if lower)."""
     a = ["server", "--bind", str(bind), "--port", str(port), "--max-clients", str(max_clients),
-         "--max-rate", repr(float(max_rate)), "--idle-timeout", repr(float(idle_timeout))]
+         "--max-rate", repr(float(max_rate)), "--idle-timeout", repr(float(idle_timeout)),
+         "--handshake-timeout", repr(float(handshake_timeout)), "--max-duration", repr(float(max_duration))]
+    if max_per_source is not None:
+        a += ["--max-per-source", str(max_per_source)]
     if exit_after is not None:
         a += ["--exit-after", str(exit_after)]
     if quiet:
@@ -150,9 +172,11 @@ class ProbeServer:
         self.stop()
 
 
-def start_server(*, log_path: str | Path | None = None, startup_timeout: float = 10.0, **kw) -> ProbeServer:
+def start_server(*, log_path: str | Path | None = None, startup_timeout: float = 10.0, token: str | None = None,
+                 **kw) -> ProbeServer:
     """Starts ``ccprobe server`` in the background (options of :func:`server_args`;
-    ``port=0`` picks a free port) and returns once it listens."""
+    ``port=0`` picks a free port; ``token``: clients must know it) and returns once it
+    listens."""
     exe = find_ccprobe()
     if log_path is None:
         fd, name = tempfile.mkstemp(prefix="ccprobe-server-", suffix=".log")
@@ -160,7 +184,8 @@ def start_server(*, log_path: str | Path | None = None, startup_timeout: float =
         log_path = name
     log_path = Path(log_path)
     err = open(log_path, "w")
-    proc = subprocess.Popen([str(exe), *server_args(**kw)], stdout=subprocess.PIPE, stderr=err, text=True)
+    proc = subprocess.Popen([str(exe), *server_args(**kw)], stdout=subprocess.PIPE, stderr=err, text=True,
+                            env=probe_env(token))
     err.close()
     line = proc.stdout.readline() if proc.stdout else ""
     if "listening on" not in line:
@@ -217,9 +242,10 @@ def read_records(path: str | Path) -> pd.DataFrame:
 
 
 def run_client(server: str, workdir: str | Path | None = None, timeout: float | None = None, fmt: str = "csv",
-               **kw) -> tuple[pd.DataFrame, dict[str, Any]]:
+               token: str | None = None, **kw) -> tuple[pd.DataFrame, dict[str, Any]]:
     """Runs one ``ccprobe client`` measurement against ``server`` (``HOST:PORT``;
-    options of :func:`client_args`); returns (records, summary). Raises
+    options of :func:`client_args`; ``token`` if the server requires one, passed
+    through the environment); returns (records, summary). Raises
     :class:`ProbeError` with the client's one-line message on any failure."""
     exe = find_ccprobe()
     tmp = None
@@ -233,7 +259,7 @@ def run_client(server: str, workdir: str | Path | None = None, timeout: float | 
     try:
         try:
             cp = subprocess.run([str(exe), *client_args(server, rec, summary=summ, **kw)], capture_output=True, text=True,
-                                timeout=timeout)
+                                timeout=timeout, env=probe_env(token))
         except subprocess.TimeoutExpired:
             raise ProbeError(f"ccprobe client did not finish within {timeout} s") from None
         if cp.returncode != 0:

@@ -423,10 +423,10 @@ impl Server {
             let _ = stream.set_nodelay(true);
             let key = source_key(peer.ip());
             let from_source = self.per_source.get(&key).copied().unwrap_or(0);
-            let refusal = if from_source >= self.cfg.max_per_source {
-                Some((code::PER_SOURCE, format!("already {from_source} connections from {key} (--max-per-source)")))
-            } else if self.by_sid.len() + self.handshaking() >= self.cfg.max_clients {
+            let refusal = if self.by_sid.len() + self.handshaking() >= self.cfg.max_clients {
                 Some((code::SERVER_FULL, format!("already serving {} clients (the limit)", self.cfg.max_clients)))
+            } else if from_source >= self.cfg.max_per_source {
+                Some((code::PER_SOURCE, format!("already {from_source} connections from {key} (--max-per-source)")))
             } else {
                 None
             };

@@ -18,6 +18,8 @@ probe_app = typer.Typer(
         "Path loss-process probe (Wei thesis §4.3): a client sends numbered, checksummed UDP "
         "packets (smooth or bursty) to a server, which reports losses over a TCP control "
         "connection (128-packet reordering window; at most 10 clients; 10 s idle cut-off). "
+        "Protocol v2: random 128-bit session ids, HMAC-tagged packets, and an optional shared "
+        "token (--token or CCBENCH_PROBE_TOKEN) the server requires. "
         "Needs the ccprobe binary (cargo build --release -p ccprobe).\n\n"
         "Examples:\n\n"
         "  ccbench probe server --port 9000\n\n"
@@ -36,6 +38,10 @@ def server_cmd(
     max_rate: str = typer.Option("1000pkt/s", "--max-rate", help='Per-client cap, e.g. "1000pkt/s" (above 1000 only on loopback); a client sending faster is stopped.'),
     idle_timeout: str = typer.Option("10s", "--idle-timeout", help='Time without packets or control messages before a client is cut off, e.g. "10s".'),
     exit_after: int = typer.Option(None, "--exit-after", help="Exit after this many sessions ended (default: run until interrupted)."),
+    token: str = typer.Option(None, "--token", envvar="CCBENCH_PROBE_TOKEN", show_envvar=True, help="Shared token (8-1024 bytes) every client must know; prefer the environment variable (not visible in the process list)."),
+    max_per_source: int = typer.Option(None, "--max-per-source", help="Connections per source address (IPv6: per /64). Default 3."),
+    handshake_timeout: str = typer.Option("5s", "--handshake-timeout", help='Time a new connection has to complete the v2 handshake, e.g. "5s".'),
+    max_duration: str = typer.Option("3600s", "--max-duration", help='Longest measurement, e.g. "3600s".'),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No per-session log lines."),
     debug_loss: float = typer.Option(0.0, "--debug-loss", hidden=True, help="TEST ONLY: drop received probes with this probability."),
     debug_seed: int = typer.Option(1, "--debug-seed", hidden=True, help="TEST ONLY: seed of --debug-loss/--debug-reorder."),
@@ -47,18 +53,21 @@ def server_cmd(
     Example: ccbench probe server --bind 127.0.0.1 --port 9000
     """
     from ccbench.cli.quantities import duration_s, packet_rate
-    from ccbench.probe import ProbeError, find_ccprobe, server_args
+    from ccbench.probe import ProbeError, find_ccprobe, probe_env, server_args
 
     max_rate = packet_rate(max_rate, "--max-rate", None, legacy=True)
     idle_timeout = duration_s(idle_timeout, "--idle-timeout", legacy="s")
+    handshake_timeout = duration_s(handshake_timeout, "--handshake-timeout")
+    max_duration = duration_s(max_duration, "--max-duration")
     try:
         exe = find_ccprobe()
     except ProbeError as e:
         raise fail(str(e))
     args = server_args(bind=bind, port=port, max_clients=max_clients, max_rate=max_rate, idle_timeout=idle_timeout,
                        exit_after=exit_after, quiet=quiet, debug_loss=debug_loss, debug_seed=debug_seed,
-                       debug_reorder=debug_reorder, debug_reorder_depth=debug_reorder_depth)
-    proc = subprocess.Popen([str(exe), *args])
+                       debug_reorder=debug_reorder, debug_reorder_depth=debug_reorder_depth,
+                       max_per_source=max_per_source, handshake_timeout=handshake_timeout, max_duration=max_duration)
+    proc = subprocess.Popen([str(exe), *args], env=probe_env(token))
     try:
         code = proc.wait()
     except KeyboardInterrupt:
@@ -79,6 +88,7 @@ def client_cmd(
     burst_period: str = typer.Option("100ms", "--burst-period", help='On/off period of the bursty pattern (an \'RTT\'; at most "200ms").'),
     max_rate: str = typer.Option("1000pkt/s", "--max-rate", help='Hard cap on --rate, e.g. "1000pkt/s" (above 1000 only towards loopback).'),
     seed: int = typer.Option(1, "--seed", help="Seed of the random padding."),
+    token: str = typer.Option(None, "--token", envvar="CCBENCH_PROBE_TOKEN", show_envvar=True, help="Shared token, if the server requires one."),
     out: Path = typer.Option(None, "--out", "-o", help="Run directory to write. Default: runs/probe-<date>-<time>."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="Print nothing but errors."),
 ) -> None:
@@ -99,7 +109,7 @@ def client_cmd(
     target = out or Path("runs") / time.strftime("probe-%Y%m%d-%H%M%S")
     try:
         run = probe(server, out=target, packets=packets, size=size, rate=rate, pattern=pattern,
-                    burst_period=burst_period, max_rate=max_rate, seed=seed)
+                    burst_period=burst_period, max_rate=max_rate, seed=seed, token=token)
     except ProbeError as e:
         raise fail(str(e))
     if not quiet:
