@@ -47,8 +47,11 @@ pub const TOKEN_ENV: &str = "CCBENCH_PROBE_TOKEN";
 /// Refused or finished connections kept open (at most this many) to deliver their last
 /// bytes; more are closed at once.
 pub const MAX_CLOSING: usize = 64;
-/// How long a refused or finished connection may linger.
+/// How long a refused or finished connection may linger, and how much of its input it
+/// reads and discards meanwhile (closing with unread input would reset the connection
+/// and could destroy the StopPacket; an endless sender is cut off anyway).
 const LINGER: Duration = Duration::from_millis(1500);
+const LINGER_DISCARD: usize = 64 * 1024;
 /// Most connections accepted, and datagrams read, per loop turn (fairness).
 const ACCEPT_BATCH: usize = 64;
 const UDP_BATCH: usize = 1024;
@@ -203,6 +206,8 @@ struct Conn {
     inbuf: Vec<u8>,
     out: Outbox,
     deadline: Instant,
+    /// Bytes read and discarded while closing.
+    discarded: usize,
 }
 
 impl Conn {
@@ -259,18 +264,27 @@ struct Server {
     refusal_log: (Instant, u64),
 }
 
-fn set_rcvbuf(sock: &UdpSocket, bytes: i32) {
-    // best effort: the kernel caps it at net.core.rmem_max
+/// Best-effort socket buffer size (the kernel doubles it and caps it at
+/// net.core.{r,w}mem_max); a fixed size also turns off the kernel's autotuning.
+fn set_buf(fd: &impl AsRawFd, opt: libc::c_int, bytes: i32) {
+    // SAFETY: setsockopt with a valid descriptor and a pointer to an i32 of that size
     unsafe {
         libc::setsockopt(
-            sock.as_raw_fd(),
+            fd.as_raw_fd(),
             libc::SOL_SOCKET,
-            libc::SO_RCVBUF,
+            opt,
             &bytes as *const i32 as *const libc::c_void,
             std::mem::size_of::<i32>() as libc::socklen_t,
         );
     }
 }
+
+/// Kernel buffers of a control connection: a client sends a few dozen bytes, and the
+/// reports need far less than 64 KiB in flight (1000 packets/s × 37 B × 1 s RTT), so
+/// a client that does not read backs up into the server's own bounded buffer at once
+/// instead of into megabytes of autotuned kernel memory.
+const CTRL_RCVBUF: i32 = 4096;
+const CTRL_SNDBUF: i32 = 64 * 1024;
 
 fn bind_pair(cfg: &ServerConfig) -> Result<(TcpListener, UdpSocket), String> {
     let tries = if cfg.port == 0 { 20 } else { 1 };
@@ -291,7 +305,7 @@ fn bind_pair(cfg: &ServerConfig) -> Result<(TcpListener, UdpSocket), String> {
 pub fn run(cfg: ServerConfig) -> Result<(), String> {
     let (listener, udp) = bind_pair(&cfg)?;
     let addr = listener.local_addr().map_err(|e| e.to_string())?;
-    set_rcvbuf(&udp, 8 << 20);
+    set_buf(&udp, libc::SO_RCVBUF, 8 << 20);
     listener.set_nonblocking(true).map_err(|e| e.to_string())?;
     udp.set_nonblocking(true).map_err(|e| e.to_string())?;
     auth::random_bytes::<1>()?; // fail now, not at the first client, without a CSPRNG
@@ -421,6 +435,8 @@ impl Server {
                 continue;
             }
             let _ = stream.set_nodelay(true);
+            set_buf(&stream, libc::SO_RCVBUF, CTRL_RCVBUF);
+            set_buf(&stream, libc::SO_SNDBUF, CTRL_SNDBUF);
             let key = source_key(peer.ip());
             let from_source = self.per_source.get(&key).copied().unwrap_or(0);
             let refusal = if self.by_sid.len() + self.handshaking() >= self.cfg.max_clients {
@@ -438,6 +454,7 @@ impl Server {
                 inbuf: Vec::new(),
                 out: Outbox::default(),
                 deadline: now + self.cfg.handshake_timeout,
+                discarded: 0,
             };
             if let Some((stop, why)) = refusal {
                 self.log_refusal(&peer, &why, now);
@@ -513,6 +530,11 @@ impl Server {
                 }
             };
             if closing {
+                c.discarded += n;
+                if c.discarded > LINGER_DISCARD {
+                    self.drop_conn(i);
+                    return;
+                }
                 continue;
             }
             c.inbuf.extend_from_slice(&tmp[..n]);
