@@ -8,6 +8,9 @@ use crate::ids::{LinkId, NodeId};
 use crate::routing::{Edge, Hop, Routing};
 use std::collections::HashMap;
 
+/// Longest one-way delay of a link: one day.
+pub const MAX_LINK_DELAY_NS: u64 = 86_400 * 1_000_000_000;
+
 #[derive(Clone, Debug)]
 pub struct LinkSpec {
     pub name: String,
@@ -51,6 +54,14 @@ impl Network {
     ) -> Result<LinkId, ConfigError> {
         if cfg.rate_bps == 0 {
             return Err(ConfigError::new(format!("{field}.rate"), "link rate must be positive (e.g. \"10Mbit\")"));
+        }
+        // route costs and arrival times add delays along a path in u64 ns (found by
+        // tests/fuzz_config.rs: a delay near 2^64 overflowed the route computation)
+        if cfg.delay_ns > MAX_LINK_DELAY_NS {
+            return Err(ConfigError::new(
+                format!("{field}.delay"),
+                format!("link delay must be at most 1 day (86400 s), got {} s", cfg.delay_ns as f64 * 1e-9),
+            ));
         }
         let id = LinkId(self.links.len() as u32);
         self.links.push(LinkSpec { name, from, to, cfg, field });
