@@ -375,3 +375,26 @@ def test_analyse_cli_on_probe_and_other_runs(tmp_path):
     want = loss_burstiness(run.drops["t"].to_numpy(), 0.05)
     assert r.exit_code == 0 and f"{100 * want.frac_within[1.0]:.1f}%" in r.output
     json.loads((tmp_path / "s" / "meta.json").read_text())
+
+
+def test_cli_end_to_end_with_token_then_analyse(tmp_path):
+    """The PlanetLab-style workflow over protocol v2 with a token: server, `ccbench probe
+    client` (token from the environment), `ccbench probe analyse` on the saved run."""
+    token = "end-to-end shared token"
+    app = cli_app()
+    with probe.start_server(port=0, token=token, max_rate=FAST, debug_loss=0.03, debug_seed=5) as srv:
+        r = CliRunner().invoke(app, ["probe", "client", "--server", srv.address, "--packets", "4000", "--rate", "4000",
+                                     "--max-rate", str(FAST), "--out", str(tmp_path / "p")],
+                               env={"CCBENCH_PROBE_TOKEN": token})
+        assert r.exit_code == 0, r.output
+        r2 = CliRunner().invoke(app, ["probe", "client", "--server", srv.address, "--packets", "10",
+                                      "--out", str(tmp_path / "q")], env={"CCBENCH_PROBE_TOKEN": ""})
+    assert "lost" in r.output and "saved to" in r.output
+    assert r2.exit_code == 2 and "requires a token" in r2.output
+    run = Run.load(tmp_path / "p")
+    assert run.meta["probe"]["authenticated"] is True and 0.015 < len(run.drops) / 4000 < 0.045
+    r = CliRunner().invoke(app, ["probe", "analyse", str(tmp_path / "p")])
+    assert r.exit_code == 0, r.output
+    lb = probe.loss_burstiness_of(tmp_path / "p")
+    assert f"{lb.n_intervals} loss intervals" in r.output
+    assert f"{100 * lb.frac_within[1.0]:.1f}%" in r.output
