@@ -284,7 +284,9 @@ fn read_exact_by(stream: &mut TcpStream, n: usize, deadline: Instant, what: &str
 fn refusal(server: &str, c: u64) -> String {
     match c {
         code::SERVER_FULL => {
-            format!("server {server} refused the measurement: it already serves its maximum number of clients; try later")
+            format!(
+                "server {server} refused the measurement: it already serves its maximum number of clients; try later"
+            )
         }
         code::AUTH => format!("server {server} rejected the token (wrong token; code {c})"),
         _ => format!("server {server} refused the measurement: {} (code {c})", code_text(c)),
@@ -504,7 +506,7 @@ pub fn run(cfg: ClientConfig) -> Result<serde_json::Value, String> {
         if ts < clock.wall0 {
             continue;
         }
-        let rel = (ts - clock.wall0) as u64;
+        let rel = ts - clock.wall0;
         if let Ok(i) = send_ns.binary_search(&rel) {
             let r = rtt as f64 * 1e-9;
             rtt_sample[i] = if rtt_sample[i].is_nan() { r } else { rtt_sample[i].min(r) };

@@ -385,7 +385,8 @@ mod tests {
             Ctrl::Report(Report { ts_ns: 0, ack: None, losses: vec![] }),
             Ctrl::RxTimes(vec![(1, 10), (2, 20)]),
         ];
-        let client = vec![Ctrl::Hello { version: 2, nonce: [1; 16] }, Ctrl::Auth { proof: [4; 16] }, Ctrl::Stop { code: 0 }];
+        let client =
+            vec![Ctrl::Hello { version: 2, nonce: [1; 16] }, Ctrl::Auth { proof: [4; 16] }, Ctrl::Stop { code: 0 }];
         for (msgs, from) in [(server, Side::Server), (client, Side::Client)] {
             let mut stream = Vec::new();
             for m in &msgs {

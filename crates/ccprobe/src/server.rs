@@ -188,13 +188,21 @@ pub fn source_key(ip: IpAddr) -> IpAddr {
 
 enum Phase {
     /// Waiting for the client's Hello.
-    Hello { sn: Nonce },
+    Hello {
+        sn: Nonce,
+    },
     /// Challenge sent; waiting for Auth.
-    Auth { cn: Nonce, sn: Nonce },
+    Auth {
+        cn: Nonce,
+        sn: Nonce,
+    },
     Running(Box<Session>),
     /// Writing out what is queued, then FIN; input is read and discarded until EOF or
     /// `until`.
-    Closing { until: Instant, shut: bool },
+    Closing {
+        until: Instant,
+        shut: bool,
+    },
 }
 
 struct Conn {
@@ -752,7 +760,8 @@ impl Server {
                 }),
                 Phase::Running(s) => {
                     if stalled {
-                        let d = format!("the client has not read its control connection for {:.3} s", idle.as_secs_f64());
+                        let d =
+                            format!("the client has not read its control connection for {:.3} s", idle.as_secs_f64());
                         Some(Act::EndDrop(code::CONTROL_ERROR, d))
                     } else if let Some(a) = s.abort {
                         Some(Act::End(a, true, String::new()))

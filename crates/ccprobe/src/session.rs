@@ -12,9 +12,9 @@
 
 use std::time::Instant;
 
+use crate::auth::Key;
 use crate::proto::{code, Ctrl, Report, Rng, UdpTest, MAX_RANGES, MAX_RX};
 use crate::window::{Arrival, LossWindow};
-use crate::auth::Key;
 
 /// Bytes the server may send beyond what it received from the client.
 pub const AMP_SLACK: u64 = 4096;
@@ -182,9 +182,11 @@ impl Session {
             w.late,
             w.duplicates
         );
-        for (what, n) in
-            [("rejected (bad tag)", self.rejected), ("backlogged", self.backlogged), ("debug-dropped", self.debug_dropped)]
-        {
+        for (what, n) in [
+            ("rejected (bad tag)", self.rejected),
+            ("backlogged", self.backlogged),
+            ("debug-dropped", self.debug_dropped),
+        ] {
             if n > 0 {
                 s += &format!(", {what} {n}");
             }

@@ -45,11 +45,8 @@ impl Server {
         if let Some(t) = token {
             cmd.env("CCBENCH_PROBE_TOKEN", t);
         }
-        let mut child = cmd
-            .stdout(Stdio::piped())
-            .stderr(std::fs::File::create(&log).unwrap())
-            .spawn()
-            .expect("ccprobe binary");
+        let mut child =
+            cmd.stdout(Stdio::piped()).stderr(std::fs::File::create(&log).unwrap()).spawn().expect("ccprobe binary");
         let mut out = child.stdout.take().unwrap();
         let mut line = Vec::new();
         let mut b = [0u8; 1];
@@ -167,7 +164,11 @@ fn handshake(s: &mut TcpStream, token: &[u8]) -> (u128, Key) {
 }
 
 /// Runs the real client binary: Ok((packets, lost)) or its error line.
-fn honest_client(addr: SocketAddrV4, packets: u32, token: Option<&str>) -> thread::JoinHandle<Result<(u64, u64), String>> {
+fn honest_client(
+    addr: SocketAddrV4,
+    packets: u32,
+    token: Option<&str>,
+) -> thread::JoinHandle<Result<(u64, u64), String>> {
     let token = token.map(str::to_string);
     thread::spawn(move || {
         let dir = std::env::temp_dir();
@@ -404,7 +405,10 @@ fn huge_unfinished_control_messages() {
     assert!(res[0].0 < 16 << 20 && res[1].0 < 16 << 20, "{res:?}");
     assert_eq!(res[2].1, Some(6), "an unfinished Hello ends at the handshake timeout");
     let log = srv.log();
-    assert!(log.contains("a client may not send \"L_REPORT\"") && log.contains("unknown control message type"), "{log}");
+    assert!(
+        log.contains("a client may not send \"L_REPORT\"") && log.contains("unknown control message type"),
+        "{log}"
+    );
 }
 
 /// An attacker who knows a victim's session id (an on-path observer sees it in every

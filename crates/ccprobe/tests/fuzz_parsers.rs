@@ -8,8 +8,8 @@
 use std::time::Instant;
 
 use ccprobe::proto::{
-    decode_udp, encode_udp, udp_tag_ok, Ctrl, Report, Rng, Side, UdpTest, MAX_CLIENT_MSG, MAX_MSG, MAX_RANGES,
-    MAX_RX, UDP_HEADER, UDP_MAX,
+    decode_udp, encode_udp, udp_tag_ok, Ctrl, Report, Rng, Side, UdpTest, MAX_CLIENT_MSG, MAX_MSG, MAX_RANGES, MAX_RX,
+    UDP_HEADER, UDP_MAX,
 };
 use ccprobe::session::{Outbox, Session, AMP_SLACK};
 use ccprobe::window::{expand, WINDOW};
