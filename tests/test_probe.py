@@ -391,6 +391,8 @@ def test_cli_end_to_end_with_token_then_analyse(tmp_path):
                                       "--out", str(tmp_path / "q")], env={"CCBENCH_PROBE_TOKEN": ""})
     assert "lost" in r.output and "saved to" in r.output
     assert r2.exit_code == 2 and "requires a token" in r2.output
+    r3 = CliRunner().invoke(app, ["probe", "client", "--server", "127.0.0.1:9", "--token", "short"])
+    assert r3.exit_code == 2 and "--token (or CCBENCH_PROBE_TOKEN): a token must be 8 to 1024 bytes long, got 5" in r3.output
     run = Run.load(tmp_path / "p")
     assert run.meta["probe"]["authenticated"] is True and 0.015 < len(run.drops) / 4000 < 0.045
     r = CliRunner().invoke(app, ["probe", "analyse", str(tmp_path / "p")])

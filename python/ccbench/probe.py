@@ -89,6 +89,15 @@ def _err_line(stderr: str, fallback: str) -> str:
 
 # ---- server -------------------------------------------------------------------------
 
+def check_token(token: str | None, option: str = "--token") -> None:
+    """Raises :class:`ProbeError` naming ``option`` unless ``token`` is None or 8 to
+    1024 bytes long (the binary's rule; checked here so the message names the option the
+    user gave, not the environment variable it travels in)."""
+    if token is not None and not 8 <= len(token.encode()) <= 1024:
+        raise ProbeError(f"{option}: a token must be 8 to 1024 bytes long, got {len(token.encode())} "
+                         "(the token itself is not shown)")
+
+
 def probe_env(token: str | None) -> dict[str, str]:
     """The environment of a ``ccprobe`` process: the token, if any, in ``TOKEN_ENV``;
     without one the variable is removed so an inherited value does not apply."""

@@ -53,13 +53,14 @@ def server_cmd(
     Example: ccbench probe server --bind 127.0.0.1 --port 9000
     """
     from ccbench.cli.quantities import duration_s, packet_rate
-    from ccbench.probe import ProbeError, find_ccprobe, probe_env, server_args
+    from ccbench.probe import ProbeError, check_token, find_ccprobe, probe_env, server_args
 
     max_rate = packet_rate(max_rate, "--max-rate", None, legacy=True)
     idle_timeout = duration_s(idle_timeout, "--idle-timeout", legacy="s")
     handshake_timeout = duration_s(handshake_timeout, "--handshake-timeout")
     max_duration = duration_s(max_duration, "--max-duration")
     try:
+        check_token(token, "--token (or CCBENCH_PROBE_TOKEN)")
         exe = find_ccprobe()
     except ProbeError as e:
         raise fail(str(e))
@@ -97,7 +98,7 @@ def client_cmd(
     Example: ccbench probe client --server 127.0.0.1:9000 --packets 20000 --out runs/probe1
     """
     from ccbench.cli.quantities import duration_s, packet_rate, size_bytes
-    from ccbench.probe import ProbeError, probe
+    from ccbench.probe import ProbeError, check_token, probe
 
     if pattern not in ("smooth", "bursty"):
         raise fail(f"--pattern: expected smooth or bursty, got {pattern!r}")
@@ -108,6 +109,7 @@ def client_cmd(
     burst_period = duration_s(burst_period, "--burst-period", legacy="s")
     target = out or Path("runs") / time.strftime("probe-%Y%m%d-%H%M%S")
     try:
+        check_token(token, "--token (or CCBENCH_PROBE_TOKEN)")
         run = probe(server, out=target, packets=packets, size=size, rate=rate, pattern=pattern,
                     burst_period=burst_period, max_rate=max_rate, seed=seed, token=token)
     except ProbeError as e:
