@@ -175,7 +175,7 @@ fn shape(t: &TopologyConfig) -> (u64, u64, u64, f64, f64) {
     match t {
         TopologyConfig::Dumbbell { pairs, bottleneck, .. } => {
             let p = *pairs as u64;
-            (2 + 2 * p, 2 + 4 * p, 2, 3.0, (bottleneck.down.rate_bps + bottleneck.up.rate_bps) as f64)
+            (2 + 2 * p, 2 + 4 * p, 2, 3.0, bottleneck.down.rate_bps as f64 + bottleneck.up.rate_bps as f64)
         }
         TopologyConfig::ParkingLot { hops, hop_links, reverse_links, .. } => {
             let k = *hops as u64;
