@@ -45,8 +45,17 @@ class Run:
         """Writes one Parquet file per table and ``meta.json`` into ``directory``."""
         out = Path(directory)
         out.mkdir(parents=True, exist_ok=True)
+        unread = self.__dict__.get("_unread", {})
         for name in TABLES:
-            _write_table(getattr(self, name), out / f"{name}.parquet")
+            dest = out / f"{name}.parquet"
+            if name in unread:
+                # Streamed during the run (or not read since load): copy the file.
+                if Path(unread[name]).resolve() != dest.resolve():
+                    import shutil
+
+                    shutil.copyfile(unread[name], dest)
+                continue
+            _write_table(getattr(self, name), dest)
         (out / "meta.json").write_text(json.dumps(self.meta, indent=2, default=str))
         return out
 
@@ -148,11 +157,43 @@ def _write_table(df: pd.DataFrame, path: Path) -> None:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
+    pq.write_table(_arrow_table(df), path)
+
+
+def _arrow_table(df: pd.DataFrame):
+    """``df`` as an Arrow table carrying its categorical columns' categories."""
+    import pyarrow as pa
+
     cats = {c: [str(x) for x in df[c].cat.categories] for c in df.columns if isinstance(df[c].dtype, pd.CategoricalDtype)}
     table = pa.Table.from_pandas(df, preserve_index=False)
     meta = dict(table.schema.metadata or {})
     meta[_CATEGORIES_KEY] = json.dumps(cats).encode()
-    pq.write_table(table.replace_schema_metadata(meta), path)
+    return table.replace_schema_metadata(meta)
+
+
+class ChunkedTable:
+    """A table written to Parquet chunk by chunk (one row group each), readable as
+    if :func:`_write_table` had written it whole: a long run streams its ``cwnd``
+    and ``queue`` rows here instead of holding them."""
+
+    def __init__(self, path: Path):
+        self.path = Path(path)
+        self.rows = 0
+        self._writer = None
+
+    def write(self, df: pd.DataFrame) -> None:
+        import pyarrow.parquet as pq
+
+        table = _arrow_table(df)
+        if self._writer is None:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._writer = pq.ParquetWriter(self.path, table.schema)
+        self._writer.write_table(table.replace_schema_metadata(self._writer.schema.metadata))
+        self.rows += len(df)
+
+    def close(self) -> None:
+        if self._writer is not None:
+            self._writer.close()
 
 
 def _read_table(path: Path) -> pd.DataFrame:

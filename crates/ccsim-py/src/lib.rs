@@ -40,11 +40,16 @@ fn secs1(t: u64) -> f64 {
 }
 
 /// Builds the simulation (all validation happens here) and runs it, calling
-/// `progress(fraction)` now and then; Ctrl-C stops the run and raises.
+/// `progress(fraction)` now and then; Ctrl-C stops the run and raises. With a
+/// `sink`, the `state` and `queue` rows are handed to `sink(table, columns)` in
+/// chunks of at least `chunk_rows` during the run (the last rows stay in the
+/// traces); the time the sink takes is not counted in the run's wall time.
 fn build_and_run(
     py: Python<'_>,
     config_json: &str,
     progress: Option<&Bound<'_, PyAny>>,
+    sink: Option<&Bound<'_, PyAny>>,
+    chunk_rows: usize,
 ) -> PyResult<(Simulation, RunStats, f64)> {
     let cfg: ccsim::SimConfig = serde_json::from_str(config_json)
         .map_err(|e| config_err(py, ConfigError::new("scenario", format!("invalid simulator config: {e}"))))?;
@@ -52,10 +57,33 @@ fn build_and_run(
     drop(cfg); // the parsed config is not needed during the run
     let mut interrupted: Option<PyErr> = None;
     let start = Instant::now();
-    let stats = sim.run(&mut |frac| {
+    let mut sink_s = 0.0;
+    // Names once, for every chunk: the tables' categories.
+    let names = match sink {
+        Some(_) => Some((sim.flow_names().into_pyobject(py)?, sim.link_names().into_pyobject(py)?)),
+        None => None,
+    };
+    let stats = sim.run_streaming(&mut |traces, frac| {
         if let Err(e) = py.check_signals() {
             interrupted = Some(e);
             return false;
+        }
+        if let (Some(sink), Some((flows, links))) = (sink, &names) {
+            let t = Instant::now();
+            let mut pass = || -> PyResult<()> {
+                if traces.state.flow.len() >= chunk_rows.max(1) {
+                    sink.call1(("state", state_dict(py, &mut traces.state)?, flows, links))?;
+                }
+                if traces.queue.link.len() >= chunk_rows.max(1) {
+                    sink.call1(("queue", queue_dict(py, &mut traces.queue)?, flows, links))?;
+                }
+                Ok(())
+            };
+            if let Err(e) = pass() {
+                interrupted = Some(e);
+                return false;
+            }
+            sink_s += t.elapsed().as_secs_f64();
         }
         if let Some(cb) = progress {
             if let Err(e) = cb.call1((frac,)) {
@@ -65,7 +93,7 @@ fn build_and_run(
         }
         true
     });
-    let wall = start.elapsed().as_secs_f64();
+    let wall = start.elapsed().as_secs_f64() - sink_s;
     if let Some(e) = interrupted {
         if e.is_instance_of::<PyKeyboardInterrupt>(py) {
             return Err(e);
@@ -87,48 +115,9 @@ fn stats_dict<'py>(py: Python<'py>, stats: &RunStats, wall: f64) -> PyResult<Bou
     Ok(d)
 }
 
-/// simulate(config_json, progress=None) -> dict of tables (dicts of numpy arrays),
-/// names and run statistics.
-#[pyfunction]
-#[pyo3(signature = (config_json, progress=None))]
-fn simulate<'py>(
-    py: Python<'py>,
-    config_json: &str,
-    progress: Option<Bound<'py, PyAny>>,
-) -> PyResult<Bound<'py, PyDict>> {
-    let (mut sim, stats, wall) = build_and_run(py, config_json, progress.as_ref())?;
-    let out = PyDict::new(py);
-    // The traces move into numpy: no column is copied.
-    let mut tr = std::mem::take(&mut sim.traces);
-
-    let p = PyDict::new(py);
-    p.set_item("flow", std::mem::take(&mut tr.packets.flow).into_pyarray(py))?;
-    p.set_item("msg", std::mem::take(&mut tr.packets.msg).into_pyarray(py))?;
-    p.set_item("bytes", std::mem::take(&mut tr.packets.bytes).into_pyarray(py))?;
-    p.set_item("t_write", secs(std::mem::take(&mut tr.packets.t_write)).into_pyarray(py))?;
-    p.set_item("t_first_tx", secs(std::mem::take(&mut tr.packets.t_first_tx)).into_pyarray(py))?;
-    p.set_item("t_arrive", secs(std::mem::take(&mut tr.packets.t_arrive)).into_pyarray(py))?;
-    p.set_item("t_deliver", secs(std::mem::take(&mut tr.packets.t_deliver)).into_pyarray(py))?;
-    out.set_item("packets", p)?;
-
-    let q = PyDict::new(py);
-    q.set_item("link", std::mem::take(&mut tr.queue.link).into_pyarray(py))?;
-    q.set_item("t", secs(std::mem::take(&mut tr.queue.t)).into_pyarray(py))?;
-    q.set_item("backlog_bytes", std::mem::take(&mut tr.queue.backlog_bytes).into_pyarray(py))?;
-    q.set_item("backlog_pkts", std::mem::take(&mut tr.queue.backlog_pkts).into_pyarray(py))?;
-    out.set_item("queue", q)?;
-
-    let d = PyDict::new(py);
-    d.set_item("link", std::mem::take(&mut tr.drops.link).into_pyarray(py))?;
-    d.set_item("t", secs(std::mem::take(&mut tr.drops.t)).into_pyarray(py))?;
-    d.set_item("flow", std::mem::take(&mut tr.drops.flow).into_pyarray(py))?;
-    d.set_item("seq", std::mem::take(&mut tr.drops.seq).into_pyarray(py))?;
-    d.set_item("kind", std::mem::take(&mut tr.drops.kind).into_pyarray(py))?;
-    d.set_item("reason", std::mem::take(&mut tr.drops.reason).into_pyarray(py))?;
-    out.set_item("drops", d)?;
-
+/// The `state` trace's columns as numpy arrays; the trace is left empty.
+fn state_dict<'py>(py: Python<'py>, st: &mut ccsim::trace::StateTrace) -> PyResult<Bound<'py, PyDict>> {
     let s = PyDict::new(py);
-    let st = &mut tr.state;
     s.set_item("flow", std::mem::take(&mut st.flow).into_pyarray(py))?;
     s.set_item("conn", std::mem::take(&mut st.conn).into_pyarray(py))?;
     s.set_item("t", secs(std::mem::take(&mut st.t)).into_pyarray(py))?;
@@ -144,7 +133,57 @@ fn simulate<'py>(
     s.set_item("ca_state", std::mem::take(&mut st.ca_state).into_pyarray(py))?;
     s.set_item("pacing_rate_bps", std::mem::take(&mut st.pacing_rate_bps).into_pyarray(py))?;
     s.set_item("delivered_pkts", std::mem::take(&mut st.delivered_pkts).into_pyarray(py))?;
-    out.set_item("state", s)?;
+    Ok(s)
+}
+
+/// The `queue` trace's columns as numpy arrays; the trace is left empty.
+fn queue_dict<'py>(py: Python<'py>, q: &mut ccsim::trace::QueueTrace) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("link", std::mem::take(&mut q.link).into_pyarray(py))?;
+    d.set_item("t", secs(std::mem::take(&mut q.t)).into_pyarray(py))?;
+    d.set_item("backlog_bytes", std::mem::take(&mut q.backlog_bytes).into_pyarray(py))?;
+    d.set_item("backlog_pkts", std::mem::take(&mut q.backlog_pkts).into_pyarray(py))?;
+    Ok(d)
+}
+
+/// simulate(config_json, progress=None, sink=None, chunk_rows=1000000) -> dict of tables (dicts of numpy arrays),
+/// names and run statistics.
+#[pyfunction]
+#[pyo3(signature = (config_json, progress=None, sink=None, chunk_rows=1_000_000))]
+fn simulate<'py>(
+    py: Python<'py>,
+    config_json: &str,
+    progress: Option<Bound<'py, PyAny>>,
+    sink: Option<Bound<'py, PyAny>>,
+    chunk_rows: usize,
+) -> PyResult<Bound<'py, PyDict>> {
+    let (mut sim, stats, wall) = build_and_run(py, config_json, progress.as_ref(), sink.as_ref(), chunk_rows)?;
+    let out = PyDict::new(py);
+    // The traces move into numpy: no column is copied.
+    let mut tr = std::mem::take(&mut sim.traces);
+
+    let p = PyDict::new(py);
+    p.set_item("flow", std::mem::take(&mut tr.packets.flow).into_pyarray(py))?;
+    p.set_item("msg", std::mem::take(&mut tr.packets.msg).into_pyarray(py))?;
+    p.set_item("bytes", std::mem::take(&mut tr.packets.bytes).into_pyarray(py))?;
+    p.set_item("t_write", secs(std::mem::take(&mut tr.packets.t_write)).into_pyarray(py))?;
+    p.set_item("t_first_tx", secs(std::mem::take(&mut tr.packets.t_first_tx)).into_pyarray(py))?;
+    p.set_item("t_arrive", secs(std::mem::take(&mut tr.packets.t_arrive)).into_pyarray(py))?;
+    p.set_item("t_deliver", secs(std::mem::take(&mut tr.packets.t_deliver)).into_pyarray(py))?;
+    out.set_item("packets", p)?;
+
+    out.set_item("queue", queue_dict(py, &mut tr.queue)?)?;
+
+    let d = PyDict::new(py);
+    d.set_item("link", std::mem::take(&mut tr.drops.link).into_pyarray(py))?;
+    d.set_item("t", secs(std::mem::take(&mut tr.drops.t)).into_pyarray(py))?;
+    d.set_item("flow", std::mem::take(&mut tr.drops.flow).into_pyarray(py))?;
+    d.set_item("seq", std::mem::take(&mut tr.drops.seq).into_pyarray(py))?;
+    d.set_item("kind", std::mem::take(&mut tr.drops.kind).into_pyarray(py))?;
+    d.set_item("reason", std::mem::take(&mut tr.drops.reason).into_pyarray(py))?;
+    out.set_item("drops", d)?;
+
+    out.set_item("state", state_dict(py, &mut tr.state)?)?;
 
     let lg = &mut tr.link_log;
     let l = PyDict::new(py);
@@ -194,7 +233,7 @@ fn simulate<'py>(
 /// benchmarks: numpy is not even imported).
 #[pyfunction]
 fn run_stats<'py>(py: Python<'py>, config_json: &str) -> PyResult<Bound<'py, PyDict>> {
-    let (sim, stats, wall) = build_and_run(py, config_json, None)?;
+    let (sim, stats, wall) = build_and_run(py, config_json, None, None, 0)?;
     let d = stats_dict(py, &stats, wall)?;
     d.set_item("packets_rows", sim.traces.packets.len())?;
     Ok(d)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -29,13 +30,42 @@ def _core():
     return _core
 
 
-def simulate_config(config: dict, progress: Callable[[float], None] | None = None) -> dict:
-    """Runs a resolved simulator config (``Scenario.to_sim_config``); returns raw columns."""
+def simulate_config(config: dict, progress: Callable[[float], None] | None = None, sink=None, chunk_rows: int = 1_000_000) -> dict:
+    """Runs a resolved simulator config (``Scenario.to_sim_config``); returns raw columns.
+    With ``sink``, ``sink(table, columns, flow_names, link_names)`` receives the
+    ``state`` and ``queue`` rows in chunks of ``chunk_rows`` during the run."""
     core = _core()
     try:
-        return core.simulate(json.dumps(config), progress)
+        return core.simulate(json.dumps(config), progress, sink, chunk_rows)
     except core.SimConfigError as e:
         raise user_facing_error(e, config) from None
+
+
+class ParquetSink:
+    """Streams the ``cwnd`` and ``queue`` tables to ``directory`` while a run goes on."""
+
+    def __init__(self, directory: str | Path):
+        from ccbench.run import ChunkedTable
+
+        self.tables = {name: ChunkedTable(Path(directory) / f"{name}.parquet") for name in ("cwnd", "queue")}
+
+    def __call__(self, table: str, cols: dict, flow_names: list, link_names: list) -> None:
+        if table == "state":
+            self.tables["cwnd"].write(cwnd_frame(cols, flow_names))
+        else:
+            self.tables["queue"].write(queue_frame(cols, link_names))
+
+    def finish(self, run: Run) -> Run:
+        """Writes the rows the run still holds, and makes ``run`` read both tables
+        from the files."""
+        for name, chunked in self.tables.items():
+            rest = getattr(run, name)
+            if len(rest) or not chunked.rows:
+                chunked.write(rest)
+            chunked.close()
+            delattr(run, name)
+        run._unread = {name: chunked.path for name, chunked in self.tables.items()}
+        return run
 
 
 def user_facing_error(e, config: dict) -> SimulationError:
@@ -53,7 +83,13 @@ def user_facing_error(e, config: dict) -> SimulationError:
     return SimulationError(f"{field}: {msg}" if field else msg, field or None)
 
 
-def simulate(scenario, seed: int | None = None, progress: Callable[[float], None] | None = None) -> Run:
+def simulate(
+    scenario,
+    seed: int | None = None,
+    progress: Callable[[float], None] | None = None,
+    stream_to: str | Path | None = None,
+    chunk_rows: int = 1_000_000,
+) -> Run:
     """Simulates ``scenario`` with ``seed`` (default: the scenario's ``run.seed``) and
     returns the :class:`Run`.
 
@@ -65,11 +101,18 @@ def simulate(scenario, seed: int | None = None, progress: Callable[[float], None
     >>> import ccbench
     >>> run = ccbench.simulate("examples/adsl1_voip.toml", seed=1)     # doctest: +SKIP
     >>> run.flows[["flow", "goodput_bps", "delay_p95_s"]]              # doctest: +SKIP
+
+    ``stream_to``: a directory the ``cwnd`` and ``queue`` tables are written to in
+    chunks of ``chunk_rows`` while the run goes on (``ccbench run`` streams into the
+    run's folder), so a long run never holds them; the Run reads them from there.
     """
     scenario = as_scenario(scenario)
     config = scenario.to_sim_config(seed=seed)
-    raw = simulate_config(config, progress)
+    sink = ParquetSink(stream_to) if stream_to is not None else None
+    raw = simulate_config(config, progress, sink, chunk_rows)
     run = to_run(raw)
+    if sink is not None:
+        sink.finish(run)
     run.meta.update(
         {
             "backend": "sim",
@@ -127,16 +170,7 @@ def to_run(raw: dict) -> Run:
         },
         copy=False,
     )
-    q = raw["queue"]
-    queue = pd.DataFrame(
-        {
-            "link": names(q["link"], link_cat, link_names),
-            "t": q["t"],
-            "backlog_bytes": q["backlog_bytes"],
-            "backlog_pkts": q["backlog_pkts"],
-        },
-        copy=False,
-    )
+    queue = queue_frame(raw["queue"], link_names)
     d = raw["drops"]
     drops = pd.DataFrame(
         {
@@ -149,10 +183,44 @@ def to_run(raw: dict) -> Run:
         },
         copy=False,
     )
-    s = raw["state"]
-    cwnd = pd.DataFrame(
+    cwnd = cwnd_frame(raw["state"], flow_names)
+    f = raw["flows"]
+    flows = pd.DataFrame({k: (list(v) if isinstance(v, list) else v) for k, v in f.items()})
+    duration = (flows["end_s"] - flows["start_s"]).clip(lower=1e-12)
+    flows["goodput_bps"] = flows["bytes_delivered"] * 8.0 / duration
+    # Data packets dropped (queues and loss models) over data packets sent; for TCP
+    # retransmissions count as packets sent, as a packet capture would count them.
+    sent = flows["pkts_sent"].to_numpy(dtype=float)
+    flows["loss_rate"] = np.where(sent > 0, flows["pkts_dropped"].to_numpy(dtype=float) / np.maximum(sent, 1), np.nan)
+    flows = flows.merge(delay_stats(packets, flow_names), on="flow", how="left")
+    return Run(packets=packets, flows=flows, cwnd=cwnd, queue=queue, drops=drops, meta={"stats": dict(raw["stats"])})
+
+
+def _names(codes, labels: list):
+    """Codes as a categorical of ``labels`` (codes as they are when there are none)."""
+    if not len(labels):
+        return codes
+    return pd.Categorical.from_codes(np.asarray(codes, dtype=np.int64), dtype=pd.CategoricalDtype(labels))
+
+
+def queue_frame(q: dict, link_names: list) -> pd.DataFrame:
+    """The ``queue`` table from the extension's columns (no copy)."""
+    return pd.DataFrame(
         {
-            "flow": names(s["flow"], flow_cat, flow_names),
+            "link": _names(q["link"], link_names),
+            "t": q["t"],
+            "backlog_bytes": q["backlog_bytes"],
+            "backlog_pkts": q["backlog_pkts"],
+        },
+        copy=False,
+    )
+
+
+def cwnd_frame(s: dict, flow_names: list) -> pd.DataFrame:
+    """The ``cwnd`` table (TCP state samples) from the extension's columns (no copy)."""
+    return pd.DataFrame(
+        {
+            "flow": _names(s["flow"], flow_names),
             "conn": s.get("conn", np.zeros(len(s["t"]), dtype=np.uint8)),
             "t": s["t"],
             "cwnd_pkts": s["cwnd_pkts"],
@@ -170,13 +238,3 @@ def to_run(raw: dict) -> Run:
         },
         copy=False,
     )
-    f = raw["flows"]
-    flows = pd.DataFrame({k: (list(v) if isinstance(v, list) else v) for k, v in f.items()})
-    duration = (flows["end_s"] - flows["start_s"]).clip(lower=1e-12)
-    flows["goodput_bps"] = flows["bytes_delivered"] * 8.0 / duration
-    # Data packets dropped (queues and loss models) over data packets sent; for TCP
-    # retransmissions count as packets sent, as a packet capture would count them.
-    sent = flows["pkts_sent"].to_numpy(dtype=float)
-    flows["loss_rate"] = np.where(sent > 0, flows["pkts_dropped"].to_numpy(dtype=float) / np.maximum(sent, 1), np.nan)
-    flows = flows.merge(delay_stats(packets, flow_names), on="flow", how="left")
-    return Run(packets=packets, flows=flows, cwnd=cwnd, queue=queue, drops=drops, meta={"stats": dict(raw["stats"])})

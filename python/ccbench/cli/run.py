@@ -96,10 +96,11 @@ def run_cmd(
     if len(seed_list) > 1:
         _run_seeds(sc, scenario, seed_list, out, no_save, quiet, console)
         return
+    target = out or Path("runs") / f"{scenario.stem}-seed{first}"
     with sim_progress(f"simulating {scenario.name}", enabled=not quiet) as progress:
-        run = simulate(sc, seed=first, progress=progress)
+        # The cwnd and queue tables stream into the run's folder as the run goes.
+        run = simulate(sc, seed=first, progress=progress, stream_to=None if no_save else target)
     if not no_save:
-        target = out or Path("runs") / f"{scenario.stem}-seed{run.meta['seed']}"
         run.save(target)
     stats = run.meta["stats"]
     console.print(flow_table(run, f"{scenario.name}  seed {run.meta['seed']}"))

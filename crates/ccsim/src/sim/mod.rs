@@ -261,6 +261,14 @@ impl Simulation {
     /// Runs to the end of the configured duration. `progress(sim_time_fraction)` is
     /// called every few hundred thousand events; returning `false` stops the run early.
     pub fn run(&mut self, progress: &mut dyn FnMut(f64) -> bool) -> RunStats {
+        self.run_streaming(&mut |_, frac| progress(frac))
+    }
+
+    /// `run`, with the traces handed to the callback too: it may drain the rows
+    /// that are final when written (`state`, `queue`) to stream them out, so a long
+    /// run never holds them all. `packets` rows change until their message is
+    /// delivered and `drops` feed the run's statistics: those stay.
+    pub fn run_streaming(&mut self, progress: &mut dyn FnMut(&mut Traces, f64) -> bool) -> RunStats {
         let mut until_report: u32 = 1 << 18;
         while let Some(t) = self.events.peek_time() {
             // The run covers [0, duration): an event exactly at the end does not run.
@@ -277,12 +285,12 @@ impl Simulation {
             until_report -= 1;
             if until_report == 0 {
                 until_report = 1 << 18;
-                if !progress(self.now as f64 / self.end_ns as f64) {
+                if !progress(&mut self.traces, self.now as f64 / self.end_ns as f64) {
                     break;
                 }
             }
         }
-        progress(1.0);
+        progress(&mut self.traces, 1.0);
         self.merge_parallel_deliveries();
         RunStats {
             events: self.events.processed,
