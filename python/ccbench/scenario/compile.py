@@ -38,5 +38,28 @@ def to_sim_config(scn: "Scenario", seed: Optional[int] = None) -> dict[str, Any]
         "state_sample_ns": run.state_sample,
         "state_on_change": run.state_on_change,
         "topology": topology,
-        "flows": apply_workload(scn, [rf.to_json() for rf in scn.resolved_flows], seed),
+        "flows": apply_workload(scn, _flows_json(scn), seed),
     }
+
+
+def _flows_json(scn: "Scenario") -> list[dict[str, Any]]:
+    """Every simulated flow's JSON. The replicas of a ``count`` flow convert their
+    transport and app once and each get a plain copy (100,000 replicas: 0.5 s, not
+    4 s of pydantic conversions)."""
+    done: dict[int, tuple[dict, dict]] = {}
+    out = []
+    for rf in scn.resolved_flows:
+        if rf.index not in done:
+            done[rf.index] = (rf.flow.transport.to_json(), rf.flow.app.to_json())
+        transport, app = done[rf.index]
+        out.append(rf.to_json(transport=_copy(transport), app=_copy(app)))
+    return out
+
+
+def _copy(v: Any) -> Any:
+    """A copy of JSON-shaped data (dicts, lists, scalars): no nesting is shared."""
+    if isinstance(v, dict):
+        return {k: _copy(x) for k, x in v.items()}
+    if isinstance(v, list):
+        return [_copy(x) for x in v]
+    return v

@@ -122,14 +122,16 @@ class ResolvedFlow:
             return 0
         return int(self.name.rsplit("[", 1)[1].split("]", 1)[0])
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self, transport: Optional[dict] = None, app: Optional[dict] = None) -> dict[str, Any]:
+        """The flow as ``ccsim::config::FlowConfig``; ``transport`` and ``app``, when
+        given, are the already converted tables (shared work of ``count`` replicas)."""
         start = self.flow.start + self.replica * (self.flow.start_every or 0)
         out: dict[str, Any] = {
             "name": self.name,
             "src": self.src,
             "dst": self.dst,
-            "transport": self.flow.transport.to_json(),
-            "app": self.flow.app.to_json(),
+            "transport": self.flow.transport.to_json() if transport is None else transport,
+            "app": self.flow.app.to_json() if app is None else app,
             "start_ns": start,
         }
         if self.flow.stop is not None:
