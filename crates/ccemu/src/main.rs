@@ -159,6 +159,12 @@ fn bottleneck_cmd(m: &HashMap<String, String>) {
         TopologyConfig::Graph { .. } => {
             die("topology kind \"graph\" is not supported by the emulator (accepted: dumbbell)")
         }
+        TopologyConfig::LeafSpine { .. } => {
+            die("topology kind \"leaf_spine\" is not supported by the emulator (accepted: dumbbell)")
+        }
+        TopologyConfig::FatTree { .. } => {
+            die("topology kind \"fat_tree\" is not supported by the emulator (accepted: dumbbell)")
+        }
     };
     if pairs == 0 || pairs > 250 {
         die(format!("topology.pairs = {pairs}: the emulator supports 1..250 pairs"));
