@@ -15,9 +15,6 @@ pub mod scoreboard;
 pub mod segment;
 pub mod sender;
 
-#[cfg(test)]
-mod tests;
-
 pub use config::{CcConfig, RecoveryMode, TcpConfig};
 pub use pacing::PacingMode;
 pub use receiver::{Arrival, EcnMode, ReceiverConfig, TcpReceiver};
