@@ -2,7 +2,7 @@
 //! one-way delay -> scripted dropper/marker/delayer -> a minimal receiver -> one-way
 //! delay back. The receiver here is a test double (cumulative ACK + SACK blocks, one
 //! ACK per segment, RFC 2883 DSACK, RFC 3168 ECE echo, RFC 7323 timestamp echo); the
-//! simulator's real receiver lives in `tcp/receiver.rs`.
+//! simulator's real receiver lives in `tcp/receiver/`.
 
 use crate::tcp::cc;
 use crate::tcp::config::TcpConfig;
