@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from typing import Any, Literal, Optional
 
-from pydantic import Field, model_serializer, model_validator
+from pydantic import Field, PrivateAttr, model_serializer, model_validator
 
 from .base import Table, tagged
 from .errors import fail
@@ -329,6 +329,7 @@ class Trace(Table):
 
     kind: Literal["trace"] = "trace"
     file: Optional[str] = None
+    _rows: Optional[tuple[list[int], list[int]]] = PrivateAttr(default=None)
     times: Optional[list[Duration]] = None
     sizes: Optional[list[PositiveSize]] = None
     repeat: bool = False
@@ -337,13 +338,17 @@ class Trace(Table):
     def _check(self):
         if (self.file is None) == (self.times is None or self.sizes is None):
             raise fail("give either file or both times and sizes", at=("file",))
+        if self.file is not None:
+            # read while validating, so a bad file is an error naming flows.<name>.app.file
+            # (later, outside validation, nothing would attach the field to it)
+            from .video import load_trace_csv
+
+            self._rows = load_trace_csv(self.file)
         return self
 
     def arrays(self) -> tuple[list[int], list[int]]:
         if self.file is not None:
-            from .video import load_trace_csv
-
-            return load_trace_csv(self.file)
+            return self._rows  # type: ignore[return-value]
         return list(self.times), list(self.sizes)  # type: ignore[arg-type]
 
     def to_json(self) -> dict[str, Any]:

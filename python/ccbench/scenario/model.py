@@ -78,10 +78,15 @@ class Scenario(Table):
     @classmethod
     def from_dict(cls, data: Any, source: Optional[str] = None) -> "Scenario":
         """Validates a dict shaped like the TOML file; raises :class:`ScenarioError`."""
+        from .limits import check_data, check_model
+
+        check_data(data, source=source)  # depth, finite floats, 64-bit integers (the parse boundary)
         try:
-            return cls.model_validate(data)
+            scn = cls.model_validate(data)
         except ValidationError as e:
             raise from_validation_error(e, data, source=source) from None
+        check_model(scn, data, source=source)
+        return scn
 
     @classmethod
     def from_toml(cls, text: str, source: Optional[str] = None) -> "Scenario":

@@ -21,23 +21,39 @@ __all__ = ["load_trace_csv", "synthetic_vbr", "FRAME_WEIGHTS"]
 FRAME_WEIGHTS = {"I": 5.0, "P": 2.0, "B": 1.0}
 
 
+# A trace is one row per message: 256 MiB of CSV is ~10^7 messages, more than a run can use.
+MAX_TRACE_BYTES = 256 * 2**20
+
+
 def load_trace_csv(path: str) -> tuple[list[int], list[int]]:
     """(times in ns, sizes in bytes) from a trace CSV; one-line errors name the problem."""
     import pandas as pd
 
+    from .limits import FileProblem, regular_file
+
     try:
+        regular_file(path, MAX_TRACE_BYTES)  # before pandas: reading /dev/zero never ends
         df = pd.read_csv(path)
-    except FileNotFoundError:
-        raise fail("no such trace file", at=("file",), value=path) from None
+    except FileProblem as e:
+        raise fail(f"the trace file {e}", at=("file",), value=path) from None
+    except (OSError, UnicodeDecodeError, ValueError, pd.errors.ParserError, pd.errors.EmptyDataError) as e:
+        first = (str(e).strip().splitlines() or [type(e).__name__])[0]
+        raise fail(f"is not a readable CSV ({first}) (accepted: a CSV with columns time_s and size_bytes)", at=("file",), value=path) from None
     missing = [c for c in ("time_s", "size_bytes") if c not in df.columns]
     if missing:
         raise fail(f"lacks column(s) {', '.join(missing)} (accepted: a CSV with time_s and size_bytes)", at=("file",), value=path)
-    t = df["time_s"].to_numpy(dtype=float)
-    b = df["size_bytes"].to_numpy(dtype=float)
+    try:
+        t = df["time_s"].to_numpy(dtype=float)
+        b = df["size_bytes"].to_numpy(dtype=float)
+    except (TypeError, ValueError):
+        raise fail("has a value that is not a number (accepted: numbers in time_s and size_bytes)", at=("file",), value=path) from None
     if len(t) == 0 or np.any(~np.isfinite(t)) or np.any(np.diff(t) < 0) or t[0] < 0:
         raise fail("time_s must be finite, start at >= 0 and never decrease", at=("file",), value=path)
-    if np.any(b < 1) or np.any(b != np.round(b)):
-        raise fail("size_bytes must be whole numbers >= 1", at=("file",), value=path)
+    # 2^63 ns is 292 years: beyond it a time does not fit the simulator's clock
+    if t[-1] * 1e9 >= 2.0**63:
+        raise fail("time_s is too large (accepted: at most 9.2e9 s)", at=("file",), value=path)
+    if np.any(~np.isfinite(b)) or np.any(b < 1) or np.any(b != np.round(b)) or np.any(b > 2**32 - 1):
+        raise fail("size_bytes must be whole numbers from 1 to 4294967295", at=("file",), value=path)
     return [int(round(x * 1e9)) for x in t], [int(x) for x in b]
 
 
