@@ -8,6 +8,7 @@ backend cannot know is NaN.
 from __future__ import annotations
 
 import json
+import os
 import platform
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -44,20 +45,38 @@ class Run:
     def save(self, directory: str | Path) -> Path:
         """Writes one Parquet file per table and ``meta.json`` into ``directory``."""
         out = Path(directory)
+        self.save_files(out)
+        return out
+
+    def save_files(self, directory: str | Path) -> dict[str, dict[str, Any]]:
+        """Like :meth:`save`, each file written atomically (temporary name, fsync, rename);
+        returns ``{file name: {"sha256": ..., "bytes": ...}}`` of what was written."""
+        from ccbench.atomicio import fsync_dir, sha256_file, write_atomic, write_text_atomic
+
+        out = Path(directory)
         out.mkdir(parents=True, exist_ok=True)
+        files: dict[str, dict[str, Any]] = {}
         unread = self.__dict__.get("_unread", {})
         for name in TABLES:
             dest = out / f"{name}.parquet"
             if name in unread:
-                # Streamed during the run (or not read since load): copy the file.
-                if Path(unread[name]).resolve() != dest.resolve():
+                # Streamed during the run (or not read since load): copy the file, not
+                # re-read it; a file streamed to its final place is only made durable.
+                src = Path(unread[name])
+                if src.resolve() == dest.resolve():
+                    with open(dest, "rb+") as f:
+                        os.fsync(f.fileno())
+                    files[f"{name}.parquet"] = {"sha256": sha256_file(dest), "bytes": dest.stat().st_size}
+                else:
                     import shutil
 
-                    shutil.copyfile(unread[name], dest)
+                    files[f"{name}.parquet"] = write_atomic(dest, lambda p, s=src: shutil.copyfile(s, p), sync_dir=False)
                 continue
-            _write_table(getattr(self, name), dest)
-        (out / "meta.json").write_text(json.dumps(self.meta, indent=2, default=str))
-        return out
+            table = getattr(self, name)
+            files[f"{name}.parquet"] = write_atomic(dest, lambda p, t=table: _write_table(t, p), sync_dir=False)
+        files["meta.json"] = write_text_atomic(out / "meta.json", json.dumps(self.meta, indent=2, default=str), sync_dir=False)
+        fsync_dir(out)  # the renames above, once
+        return files
 
     @classmethod
     def load(cls, directory: str | Path) -> "Run":

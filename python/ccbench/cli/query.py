@@ -20,12 +20,20 @@ def query_cmd(
     ),
     fmt: str = typer.Option("table", "--format", "-f", help="table (rich), csv or json."),
     limit: int = typer.Option(200, "--limit", "-n", help="Rows to print in table format (0 = all)."),
+    unsafe: bool = typer.Option(
+        False, "--unsafe", help="Let the SQL read and write any file DuckDB can (COPY ... TO, read_csv, ATTACH). "
+        "Default: only the sweep's own tables, nothing written.",
+    ),
 ) -> None:
     """Query a sweep with SQL (DuckDB). Swept parameters are columns named by their
     dotted path: quote them, e.g.
 
       ccbench query runs/droprules 'SELECT "topology.bottleneck.queue.rule" AS rule, flow,
       median(loss_rate) FROM summary GROUP BY ALL ORDER BY ALL'
+
+    The SQL sees only the sweep's tables: reading or writing other files
+    (read_csv, COPY ... TO, ATTACH) is refused unless --unsafe. Points whose files
+    are damaged are left out with a warning (re-run the sweep to repair them).
     """
     if fmt not in FORMATS:
         raise SweepError(f"--format: {fmt!r} is not accepted (accepted: {', '.join(FORMATS)})")
@@ -33,7 +41,9 @@ def query_cmd(
 
     from ccbench.sweep import connect
 
-    con = connect(sweep_dir)
+    if limit < 0:
+        raise SweepError(f"--limit: {limit} is not accepted (accepted: a number of rows >= 0; 0 = all)")
+    con = connect(sweep_dir, unsafe=unsafe)
     try:
         df = con.sql(sql).df() if sql.strip() else None
     except duckdb.Error as e:

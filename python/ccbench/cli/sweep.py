@@ -17,6 +17,7 @@ def sweep_cmd(
     retry_errors: bool = typer.Option(True, "--retry-errors/--keep-errors", help="Run failed points again on a re-run (default) or keep their error rows."),
     dry_run: bool = typer.Option(False, "--dry-run", help="Only list the points (id, values, seed) and whether they are done."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
+    wait: bool = typer.Option(False, "--wait", help="If another sweep is running into --out, wait for it to finish (default: refuse)."),
 ) -> None:
     """Run a scenario over a grid of values and seeds; resumable; results in one Parquet store.
 
@@ -61,7 +62,9 @@ def sweep_cmd(
             t.add_row(pt.id, *[_show(pt.values[k]) for k in spec.parameters], str(pt.seed), st or "to run")
         console.print(t)
         return
-    res = run_sweep(spec, target, jobs=jobs, scheduler=scheduler, retry_errors=retry_errors, progress=not quiet, console=console)
+    res = run_sweep(spec, target, jobs=jobs, scheduler=scheduler, retry_errors=retry_errors, progress=not quiet, console=console, wait=wait)
+    for pid, why in res.repaired.items():
+        console.print(f"  [yellow]{pid}[/yellow]: ran again ({why})", highlight=False, soft_wrap=True)
     n_ok = res.total - len(res.errors)
     console.print(
         f"{res.total} points: ran {res.ran}, skipped {res.skipped} (done before), "

@@ -28,6 +28,7 @@ from typing import Any, Callable, Optional
 import pandas as pd
 
 from .spec import Point, SweepError, SweepSpec
+from .lock import sweep_lock
 from .store import SweepStore, flow_rows
 
 __all__ = ["run_sweep", "SweepResult", "plan", "default_jobs"]
@@ -42,6 +43,7 @@ class SweepResult:
     skipped: int
     executed: list[str] = field(default_factory=list)
     errors: dict[str, str] = field(default_factory=dict)  # id -> message, this call and earlier
+    repaired: dict[str, str] = field(default_factory=dict)  # id -> what was damaged (run again)
     wall_s: float = 0.0
     summary: Optional[pd.DataFrame] = None
 
@@ -133,8 +135,13 @@ def execute_point(task: dict[str, Any]) -> dict[str, Any]:
 # --- planning -----------------------------------------------------------------------------------
 
 
-def plan(spec: SweepSpec, store: SweepStore, retry_errors: bool = True) -> tuple[list[dict[str, Any]], list[Point], list[Point]]:
-    """(tasks to run, every point, points skipped because they are done)."""
+def plan(
+    spec: SweepSpec, store: SweepStore, retry_errors: bool = True, damaged: Optional[dict[str, str]] = None
+) -> tuple[list[dict[str, Any]], list[Point], list[Point]]:
+    """(tasks to run, every point, points skipped because they are done).
+
+    A done point whose files are missing, truncated or fail their checksum runs again;
+    ``damaged`` (if given) collects ``{id: what was wrong}`` for them."""
     base = spec.scenario.to_dict()
     todo, skipped = [], []
     points = spec.points()
@@ -144,10 +151,17 @@ def plan(spec: SweepSpec, store: SweepStore, retry_errors: bool = True) -> tuple
         if pid in seen:  # pragma: no cover - values are checked distinct
             continue
         seen.add(pid)
-        status = store.status(pid)
+        rec = store.read_point(pid)
+        status = None if rec is None else rec.get("status")
         if status == "ok" or (status == "error" and not retry_errors):
-            skipped.append(pt)
-            continue
+            why = store.damage(pid, rec)
+            if why is None:
+                skipped.append(pt)
+                continue
+            if damaged is not None:
+                damaged[pid] = why
+        elif rec is None and (store.point_dir(pid) / "summary.json").exists() and damaged is not None:
+            damaged[pid] = "summary.json is unreadable"
         try:
             resolved = {spec.resolve_path(k): v for k, v in pt.values.items()}
         except SweepError as e:  # pragma: no cover - paths are checked at load time
@@ -214,6 +228,7 @@ def run_sweep(
     progress: bool = True,
     console=None,
     scheduler_timeout: float = 15.0,
+    wait: bool = False,
 ) -> SweepResult:
     """Runs every point of ``spec`` (a :class:`SweepSpec` or a sweep file) not yet done
     into ``out``; returns a :class:`SweepResult`.
@@ -221,6 +236,8 @@ def run_sweep(
     ``jobs``: local worker processes (default: all cores; 1 runs in this process).
     ``scheduler``: a Dask scheduler address (``tcp://host:8786``); then ``jobs`` is unused;
     ``scheduler_timeout``: seconds to wait for the connection.
+    ``wait``: if another sweep holds ``out`` (its lock file), wait for it instead of
+    raising :class:`SweepError`.
     """
     t0 = time.perf_counter()
     if not isinstance(spec, SweepSpec):
@@ -230,9 +247,16 @@ def run_sweep(
     if jobs is not None and jobs < 1:
         raise SweepError(f"--jobs: {jobs} is not accepted (accepted: a number of processes >= 1)")
     store = SweepStore(out)
+    store.check_out_dir()
+    with sweep_lock(store.root, wait=wait):
+        return _locked_sweep(spec, store, jobs, scheduler, retry_errors, progress, console, scheduler_timeout, t0)
+
+
+def _locked_sweep(spec, store, jobs, scheduler, retry_errors, progress, console, scheduler_timeout, t0) -> SweepResult:
     store.open_for(spec)
-    tasks, points, skipped = plan(spec, store, retry_errors=retry_errors)
-    result = SweepResult(out=store.root, total=len(points), skipped=len(skipped))
+    damaged: dict[str, str] = {}
+    tasks, points, skipped = plan(spec, store, retry_errors=retry_errors, damaged=damaged)
+    result = SweepResult(out=store.root, total=len(points), skipped=len(skipped), repaired=damaged)
     n_err = 0
 
     def finished(record: dict[str, Any]) -> None:
@@ -287,7 +311,7 @@ def _run_local(tasks, jobs, finished, label, show, done, total, console, n_err) 
     from concurrent.futures.process import BrokenProcessPool
 
     # the workers start (fork) at the first submit: before the progress bar's thread
-    pool = ProcessPoolExecutor(max_workers=jobs)
+    pool = ProcessPoolExecutor(max_workers=jobs, initializer=_die_with_parent, initargs=(os.getpid(),))
     try:
         futures = {pool.submit(execute_point, t): t for t in tasks}
         with _progress(total, done, label, show, console) as advance:
@@ -305,6 +329,35 @@ def _run_local(tasks, jobs, finished, label, show, done, total, console, n_err) 
         pool.shutdown(wait=False, cancel_futures=True)
         raise
     pool.shutdown(wait=True)
+
+
+def _die_with_parent(parent: int) -> None:
+    """Worker initializer: a worker must not outlive its sweep. Without this, a SIGKILLed
+    sweep leaves its workers blocked forever on the pool's pipe. Linux delivers SIGKILL
+    to the worker when the parent dies (prctl(2) PR_SET_PDEATHSIG); the parent may have
+    died before the call, hence the check of getppid() after it."""
+    import ctypes
+    import signal
+
+    PR_SET_PDEATHSIG = 1
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)
+    except (OSError, AttributeError):  # pragma: no cover - not Linux: the watcher below does it
+        _watch_parent(parent)
+    if os.getppid() != parent:
+        os._exit(1)
+
+
+def _watch_parent(parent: int) -> None:  # pragma: no cover - only where prctl is missing
+    import threading
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(1.0)
+        os._exit(1)
+
+    threading.Thread(target=watch, daemon=True, name="ccbench-parent-watch").start()
 
 
 def _crashed(task: dict[str, Any], message: str) -> dict[str, Any]:

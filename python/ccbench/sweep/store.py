@@ -7,10 +7,16 @@
       sweep.toml            the same as a self-contained sweep file (inline scenario)
       summary.parquet       one row per (point, flow); one row per failed point
       runs/<id>/            one folder per point (id = hash of the values and the seed)
-        summary.json        the point's record: values, seed, status, error, flow rows.
+        summary.json        the point's record: values, seed, status, error, flow rows and
+                            the size and SHA-256 of every file below ("files").
                             Written last and atomically: it is the "done" marker.
-        packets.parquet ... the run tables (Run.save), for points that ran
-        meta.json
+        packets.parquet ... the run tables (Run.save_files), for points that ran; each
+        meta.json           written atomically (temporary name, fsync, rename)
+      .lock                 held by the running sweep (see lock.py)
+
+A point whose files are missing, truncated or fail their checksum is *damaged*: a
+resumed sweep runs it again, and ``summary`` / ``connect`` (``ccbench query``,
+``ccbench report``) leave it out with one warning naming it and the file.
 
 Columns of ``summary.parquet``: ``point``, one column per swept parameter named by its
 dotted path as written in the sweep file (``topology.bottleneck.queue.limit``), each
@@ -34,16 +40,18 @@ from __future__ import annotations
 import json
 import math
 import os
-import tempfile
+import sys
 from pathlib import Path
 from typing import Any, Iterable, Optional
 
 import numpy as np
 import pandas as pd
 
+from ccbench.atomicio import sha256_file, write_atomic, write_text_atomic
+
 from .spec import SweepError, SweepSpec, si_column
 
-__all__ = ["SweepStore", "load_summary", "connect", "is_sweep_dir", "flow_rows", "RUN_TABLES"]
+__all__ = ["SweepStore", "load_summary", "connect", "is_sweep_dir", "flow_rows", "RUN_TABLES", "check_out_dir"]
 
 RUN_TABLES = ("packets", "flows", "cwnd", "queue", "drops")
 SUMMARY = "summary.parquet"
@@ -71,15 +79,43 @@ def flow_rows(run) -> list[dict[str, Any]]:
 
 
 def _atomic_write_text(path: Path, text: str) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    write_text_atomic(path, text)
+
+
+def check_files(d: Path, files: dict[str, Any]) -> Optional[str]:
+    """Why the files recorded in a point's record are not intact in ``d``, or None."""
+    for name, info in sorted(files.items()):
+        f = d / name
+        try:
+            size = f.stat().st_size
+        except OSError:
+            return f"{name} is missing"
+        want = info.get("bytes") if isinstance(info, dict) else None
+        if isinstance(want, int) and size != want:
+            return f"{name} is {'truncated' if size < want else 'longer than written'} ({size} of {want} bytes)"
+        digest = info.get("sha256") if isinstance(info, dict) else None
+        if digest is not None:
+            try:
+                if sha256_file(f) != digest:
+                    return f"{name} fails its SHA-256 checksum"
+            except OSError as e:
+                return f"{name} cannot be read ({e.strerror or e})"
+    return None
+
+
+def check_out_dir(path: Path, option: str) -> None:
+    """Raises :class:`SweepError` (naming ``option``) unless ``path`` is, or can be made, a
+    writable directory."""
+    p = Path(path)
+    if p.exists() and not p.is_dir():
+        raise SweepError(f"{option}: {p} is a file (accepted: a directory, or a path to create one at)")
+    anc = p
+    while not anc.exists() and anc != anc.parent:
+        anc = anc.parent
+    if not anc.is_dir():
+        raise SweepError(f"{option}: {anc} is a file, so {p} cannot be created (accepted: a path under a directory)")
+    if not os.access(anc, os.W_OK | os.X_OK):
+        raise SweepError(f"{option}: {anc} is not writable (accepted: a directory you can write to)")
 
 
 def is_sweep_dir(path: str | Path) -> bool:
@@ -110,7 +146,18 @@ class SweepStore:
         p = self.root / "sweep.json"
         if not p.exists():
             return None
-        return json.loads(p.read_text(encoding="utf-8"))
+        try:
+            meta = json.loads(p.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as e:
+            raise SweepError(f"{p}: is damaged ({e}) (accepted: the sweep.json `ccbench sweep` wrote; delete the directory to start over)") from None
+        if not isinstance(meta, dict):
+            raise SweepError(f"{p}: is not a sweep description (accepted: the sweep.json `ccbench sweep` wrote)")
+        return meta
+
+    def check_out_dir(self) -> None:
+        """``--out`` must be a directory, or a path whose nearest existing parent is a
+        writable directory (where the sweep can create it)."""
+        check_out_dir(self.root, "--out")
 
     def open_for(self, spec: SweepSpec) -> None:
         """Creates the directory for ``spec`` or checks that it holds the same sweep base.
@@ -124,9 +171,11 @@ class SweepStore:
                 f"--out: {self.root} holds a sweep of another base scenario or backend "
                 "(accepted: a new output directory, or delete this one to start over)"
             )
-        if self.root.exists() and not self.root.is_dir():
-            raise SweepError(f"--out: {self.root} is a file (accepted: a directory)")
-        self.runs_dir.mkdir(parents=True, exist_ok=True)
+        check_out_dir(self.root, "--out")
+        try:
+            self.runs_dir.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise SweepError(f"--out: cannot create {self.runs_dir} ({e.strerror or e})") from None
         _atomic_write_text(self.root / "sweep.json", json.dumps(spec.to_dict(), indent=2, default=str))
         _atomic_write_text(self.root / "sweep.toml", spec.dumps())
 
@@ -136,28 +185,71 @@ class SweepStore:
         if not p.exists():
             return None
         try:
-            return json.loads(p.read_text(encoding="utf-8"))
+            rec = json.loads(p.read_text(encoding="utf-8"))
         except (OSError, ValueError):
-            return None  # a torn file from a crash: the point runs again
+            return None  # a torn or damaged record: the point runs again
+        return rec if isinstance(rec, dict) and rec.get("point") == pid else None
 
     def status(self, pid: str) -> Optional[str]:
         rec = self.read_point(pid)
         return None if rec is None else rec.get("status")
 
+    def damage(self, pid: str, rec: Optional[dict[str, Any]] = None) -> Optional[str]:
+        """Why a finished point cannot be trusted (its record unreadable, a run table
+        missing, truncated or failing its checksum), or None if it is intact."""
+        d = self.point_dir(pid)
+        rec = rec if rec is not None else self.read_point(pid)
+        if rec is None:
+            return f"{DONE} is missing or unreadable" if d.is_dir() else "its folder is missing"
+        files = rec.get("files")
+        if isinstance(files, dict):
+            return check_files(d, files)
+        if rec.get("run_dir"):  # a record from before checksums: the tables must at least exist
+            missing = [f"{t}.parquet" for t in RUN_TABLES if not (d / f"{t}.parquet").exists()]
+            return f"{missing[0]} is missing" if missing else None
+        return None
+
     def write_point(self, record: dict[str, Any], run=None) -> Path:
-        """Saves the run tables (if any), then the record (the done marker), atomically."""
+        """Saves the run tables (if any, each atomically), then the record with their
+        checksums (the done marker), atomically."""
         d = self.point_dir(record["point"])
         d.mkdir(parents=True, exist_ok=True)
-        if run is not None:
-            run.save(d)
+        old = d / DONE
+        if old.exists():
+            old.unlink()  # the point is being rewritten: not done until the new record lands
+        files = run.save_files(d) if run is not None else None
         record = dict(record, run_dir=f"runs/{record['point']}" if run is not None or (d / "meta.json").exists() else None)
+        if files is not None:
+            record["files"] = files
         _atomic_write_text(d / DONE, json.dumps(record, indent=1, default=_json_default))
         return d
+
+    # --- integrity ---------------------------------------------------------------------------------
+    def point_ids(self) -> list[str]:
+        return sorted(p.name for p in self.runs_dir.iterdir() if p.is_dir()) if self.runs_dir.exists() else []
+
+    def damaged(self, ids: Optional[Iterable[str]] = None, warn: bool = True) -> dict[str, str]:
+        """``{point: why}`` for every damaged point among ``ids`` (default: every point
+        folder with a record). With ``warn``, one line on stderr per damaged point."""
+        out: dict[str, str] = {}
+        for pid in (ids if ids is not None else self.point_ids()):
+            d = self.point_dir(pid)
+            if not d.is_dir() and ids is None:
+                continue
+            if ids is None and not (d / DONE).exists():
+                continue  # not done yet (or being run): not damaged
+            why = self.damage(pid)
+            if why:
+                out[pid] = why
+        if warn:
+            for pid, why in out.items():
+                _warn_once(self.root, pid, why)
+        return out
 
     # --- summary -----------------------------------------------------------------------------------
     def records(self, ids: Optional[Iterable[str]] = None) -> list[dict[str, Any]]:
         if ids is None:
-            ids = sorted(p.name for p in self.runs_dir.iterdir() if p.is_dir()) if self.runs_dir.exists() else []
+            ids = self.point_ids()
         out = []
         for pid in ids:
             rec = self.read_point(pid)
@@ -171,41 +263,102 @@ class SweepStore:
         meta = self.read_meta() or {}
         params = parameters if parameters is not None else list(meta.get("parameters", []))
         df = summary_frame(self.records(ids), params)
-        tmp = self.summary_path.with_name(f".{SUMMARY}.tmp")
-        df.to_parquet(tmp, index=False)
-        os.replace(tmp, self.summary_path)
+        write_atomic(self.summary_path, lambda p: df.to_parquet(p, index=False))
         return df
 
-    def summary(self) -> pd.DataFrame:
+    def summary(self, skip_damaged: bool = True) -> pd.DataFrame:
+        """The summary table; with ``skip_damaged`` (default) without the rows of damaged
+        points (one warning each on stderr)."""
         if not self.summary_path.exists():
-            if self.runs_dir.exists():
-                return self.consolidate()
-            raise SweepError(f"{self.root}: is not a sweep directory (no {SUMMARY}, no runs/)")
-        return pd.read_parquet(self.summary_path)
+            if not self.runs_dir.exists():
+                raise SweepError(f"{self.root}: is not a sweep directory (no {SUMMARY}, no runs/)")
+            df = self.consolidate()
+        else:
+            try:
+                df = pd.read_parquet(self.summary_path)
+            except Exception as e:  # noqa: BLE001 - pyarrow raises several kinds for damaged files
+                if not self.runs_dir.exists():
+                    raise SweepError(f"{self.summary_path}: is damaged ({type(e).__name__}) and there is no runs/ to rebuild it from") from None
+                print(f"warning: {self.summary_path} is damaged ({type(e).__name__}); rebuilt from the points' records", file=sys.stderr)
+                df = self.consolidate()
+        if skip_damaged and "point" in df.columns and self.runs_dir.exists():
+            bad = self.damaged(sorted(set(df["point"].dropna().astype(str))))
+            if bad:
+                df = df[~df["point"].isin(list(bad))].reset_index(drop=True)
+        return df
 
-    def connect(self, database: str = ":memory:"):
-        """A DuckDB connection with the views ``summary``, ``runs`` and the run tables."""
+    def connect(self, database: str = ":memory:", unsafe: bool = False):
+        """A DuckDB connection with the views ``summary``, ``runs`` and the run tables.
+
+        Read-only by default: the views read this sweep's intact files through Arrow
+        datasets registered with the connection, then DuckDB's own file access is
+        switched off and the configuration locked (``enable_external_access = false``,
+        ``lock_configuration = true``), so SQL can neither read another file
+        (``read_csv('/etc/passwd')``) nor write one (``COPY ... TO``), attach a database
+        or install an extension. ``unsafe=True`` leaves DuckDB as it comes.
+        """
         import duckdb
 
-        self.summary()  # builds summary.parquet if only the point folders exist
+        df = self.summary()  # builds summary.parquet if only the point folders exist; warns of damage
+        good = sorted(set(df["point"].dropna().astype(str))) if "point" in df.columns else []
         con = duckdb.connect(database)
-        con.execute(f"CREATE VIEW summary AS SELECT * FROM read_parquet({_sql_str(self.summary_path)})")
+        con.register("_ccbench_summary", df)
+        con.execute("CREATE VIEW summary AS SELECT * FROM _ccbench_summary")
         meta = self.read_meta() or {}
-        have = list(con.execute("SELECT * FROM summary LIMIT 0").df().columns)
+        have = list(df.columns)
         params = [c for p in meta.get("parameters", []) for c in have if c == p or c.startswith(f"{p} (")]
         cols = ["point", *params, "seed", "backend", "status", "error", *TAIL_COLUMNS]
         sel = ", ".join('"' + c.replace('"', '""') + '"' for c in cols if c in have)
         con.execute(f"CREATE VIEW runs AS SELECT DISTINCT ON (point) {sel} FROM summary ORDER BY point")
         for table in RUN_TABLES:
-            files = list(self.runs_dir.glob(f"*/{table}.parquet"))
-            if not files:
+            # the intact points' files by name (not a glob: a damaged or half-written
+            # point's file must not be read)
+            files = [self.point_dir(pid) / f"{table}.parquet" for pid in good]
+            data = _dataset([f for f in files if f.exists()], self.runs_dir)
+            if data is None:
                 continue
-            pattern = _sql_str(self.runs_dir / "*" / f"{table}.parquet")
-            con.execute(
-                f"CREATE VIEW {table} AS SELECT regexp_extract(filename, '([0-9a-f]+)/{table}\\.parquet$', 1) AS point, "
-                f"* EXCLUDE (filename) FROM read_parquet({pattern}, filename = true, union_by_name = true)"
-            )
+            con.register(f"_ccbench_{table}", data)
+            con.execute(f"CREATE VIEW {table} AS SELECT point, * EXCLUDE (point) FROM _ccbench_{table}")
+        if not unsafe:
+            con.execute("SET enable_external_access = false")
+            try:
+                con.execute("SET python_enable_replacements = false")  # no scans of Python variables by name
+            except duckdb.Error:  # pragma: no cover - older DuckDB
+                pass
+            con.execute("SET lock_configuration = true")
         return con
+
+
+def _dataset(files: list[Path], runs_dir: Path):
+    """An Arrow dataset over ``files`` (``runs/<point>/<table>.parquet``) with a ``point``
+    column from the folder name; schemas unified by column name (a column missing from
+    a point's file is null there, as DuckDB's ``union_by_name``)."""
+    if not files:
+        return None
+    import pyarrow as pa
+    import pyarrow.dataset as ds
+    import pyarrow.parquet as pq
+
+    schema = pa.unify_schemas([pq.read_schema(f).remove_metadata() for f in files], promote_options="permissive")
+    part = pa.schema([("point", pa.string())])
+    for name in part.names:
+        if name in schema.names:
+            schema = schema.remove(schema.get_field_index(name))
+    return ds.dataset(
+        [str(f) for f in files], format="parquet", schema=schema.append(part.field("point")),
+        partitioning=ds.partitioning(part), partition_base_dir=str(runs_dir),
+    )
+
+
+_WARNED: set[tuple[str, str]] = set()
+
+
+def _warn_once(root: Path, pid: str, why: str) -> None:
+    key = (str(Path(root).resolve()), pid)
+    if key in _WARNED:
+        return
+    _WARNED.add(key)
+    print(f"warning: {root}: point {pid} skipped: {why} (run the sweep again to repair it)", file=sys.stderr)
 
 
 def _json_default(o: Any) -> Any:
@@ -290,11 +443,12 @@ def load_summary(sweep_dir: str | Path) -> pd.DataFrame:
     return SweepStore(sweep_dir).summary()
 
 
-def connect(sweep_dir: str | Path, database: str = ":memory:"):
-    """A DuckDB connection on a sweep directory (views ``summary``, ``runs``, run tables)."""
+def connect(sweep_dir: str | Path, database: str = ":memory:", unsafe: bool = False):
+    """A DuckDB connection on a sweep directory (views ``summary``, ``runs``, run tables);
+    read-only unless ``unsafe`` (see :meth:`SweepStore.connect`)."""
     root = Path(sweep_dir)
     if not root.exists():
         raise FileNotFoundError(2, "No such file or directory", str(root))
     if not is_sweep_dir(root):
         raise SweepError(f"{root}: is not a sweep directory (no sweep.json or {SUMMARY}; make one with `ccbench sweep`)")
-    return SweepStore(root).connect(database)
+    return SweepStore(root).connect(database, unsafe=unsafe)
