@@ -40,7 +40,10 @@ def lock_owner(root: Path) -> Optional[dict]:
 def _acquire(path: Path) -> Optional[int]:
     """An fd holding the lock on the file now at ``path``, or None if another process holds it."""
     while True:
-        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        try:
+            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        except OSError as e:
+            raise SweepError(f"--out: cannot create the lock file {path} ({e.strerror or e}) (accepted: a directory you can write to)") from None
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -61,7 +64,10 @@ def _acquire(path: Path) -> Optional[int]:
 def sweep_lock(root: Path, wait: bool = False, poll_s: float = 0.25, timeout_s: Optional[float] = None) -> Iterator[None]:
     """Holds ``root/.lock`` for the block. A live owner makes this raise
     :class:`SweepError` naming it, or, with ``wait``, poll until it is gone."""
-    root.mkdir(parents=True, exist_ok=True)
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise SweepError(f"--out: cannot create {root} ({e.strerror or e}) (accepted: a directory you can write to)") from None
     path = root / LOCK_NAME
     t0 = time.monotonic()
     while (fd := _acquire(path)) is None:
