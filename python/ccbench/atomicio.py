@@ -16,7 +16,7 @@ import os
 from pathlib import Path
 from typing import Callable
 
-__all__ = ["write_atomic", "write_text_atomic", "sha256_file", "fsync_dir"]
+__all__ = ["write_atomic", "write_text_atomic", "sha256_file", "fsync_dir", "OutputPathError", "check_out_dir", "check_out_file"]
 
 _CHUNK = 1 << 20
 
@@ -70,3 +70,39 @@ def write_atomic(path: str | os.PathLike, write: Callable[[Path], None], sync_di
 
 def write_text_atomic(path: str | os.PathLike, text: str, sync_dir: bool = True) -> dict:
     return write_atomic(path, lambda p: p.write_text(text, encoding="utf-8"), sync_dir=sync_dir)
+
+
+# --- where output may go -----------------------------------------------------------------------
+
+
+class OutputPathError(ValueError):
+    """An ``--out`` that cannot be written: one line naming the option and the path."""
+
+
+def check_out_dir(path: str | os.PathLike, option: str = "--out") -> None:
+    """``path`` must be a directory, or a path whose nearest existing parent is a
+    writable directory (where it can be created). Checked before the work, not after."""
+    p = Path(path)
+    if p.exists() and not p.is_dir():
+        raise OutputPathError(f"{option}: {p} is a file (accepted: a directory, or a path to create one at)")
+    anc = p
+    while not anc.exists() and anc != anc.parent:
+        anc = anc.parent
+    if not anc.is_dir():
+        raise OutputPathError(f"{option}: {anc} is a file, so {p} cannot be created (accepted: a path under a directory)")
+    if not os.access(anc, os.W_OK | os.X_OK):
+        raise OutputPathError(f"{option}: {anc} is not writable (accepted: a directory you can write to)")
+
+
+def check_out_file(path: str | os.PathLike, option: str = "--out") -> None:
+    """``path`` must name a file (not a directory) in an existing writable directory:
+    an output file never creates directories the user did not name."""
+    p = Path(path)
+    if p.is_dir():
+        raise OutputPathError(f"{option}: {p} is a directory (accepted: a file name, e.g. {p / 'report.html'})")
+    parent = p.parent
+    if not parent.is_dir():
+        what = "is a file" if parent.exists() else "does not exist"
+        raise OutputPathError(f"{option}: the directory {parent} {what} (accepted: a file in an existing directory)")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise OutputPathError(f"{option}: {parent} is not writable (accepted: a file in a directory you can write to)")

@@ -166,8 +166,8 @@ fn bottleneck_cmd(m: &HashMap<String, String>) {
             die("topology kind \"fat_tree\" is not supported by the emulator (accepted: dumbbell)")
         }
     };
-    if pairs == 0 || pairs > 250 {
-        die(format!("topology.pairs = {pairs}: the emulator supports 1..250 pairs"));
+    if pairs == 0 || pairs > ccemu::MAX_PAIRS {
+        die(format!("topology.pairs = {pairs}: the emulator supports 1..={} pairs (one /16 per side)", ccemu::MAX_PAIRS));
     }
     let out = PathBuf::from(need(m, "out"));
     std::fs::create_dir_all(&out).unwrap_or_else(|e| die(format!("--out: {e}")));

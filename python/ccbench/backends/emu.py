@@ -5,7 +5,7 @@ simulator's tables and columns (``backends.sim.to_run``).
 Layout of a dumbbell run::
 
     ns ccb-<id>-srv                 ccemu (host namespace)               ns ccb-<id>-cli
-    srv{i} = 10.77.1.{i+1} -- tun ccb0 ==[ down: qdisc, rate, delay ]==> tun ccb0 -- cli{i} = 10.77.2.{i+1}
+    srv{i} = 10.78/16 host i+1 -- tun ccb0 ==[ down: qdisc, rate, delay ]==> tun ccb0 -- cli{i} = 10.79/16 host i+1
                                        <==[ up:   qdisc, rate, delay ]==
 
 ``ccemu`` runs the very queue-discipline and loss-model code of the simulator, driven
@@ -55,6 +55,7 @@ import json
 import os
 import secrets
 import selectors
+import shutil
 import signal
 import subprocess
 import tempfile
@@ -70,6 +71,8 @@ import numpy as np
 from ccbench.emu import system
 from ccbench.emu.system import NS_PREFIX, PID_DIR, EmulationError
 from ccbench.emu import tables as T
+from ccbench.emu.addresses import MAX_PAIRS, host_addr, side_prefix
+from ccbench.procutil import pdeathsig_preexec
 from ccbench.run import Run, versions
 
 __all__ = ["emulate", "EmulationError"]
@@ -86,9 +89,9 @@ _IGNORED_TCP = (
 
 def _host(name: str) -> tuple[str, str]:
     """(side, address) of dumbbell host ``srv{i}`` / ``cli{i}``."""
-    for side, octet in (("srv", 1), ("cli", 2)):
+    for side in ("srv", "cli"):
         if name.startswith(side) and name[len(side):].isdigit():
-            return side, f"10.77.{octet}.{int(name[len(side):]) + 1}"
+            return side, host_addr(side, int(name[len(side):]))
     raise EmulationError(f"host {name!r} is not a dumbbell host (srv<i> or cli<i>)")
 
 
@@ -97,6 +100,14 @@ def _ip(*args: str, check: bool = True) -> subprocess.CompletedProcess:
     if check and r.returncode != 0:
         raise EmulationError(f"`ip {' '.join(args)}` failed: {r.stderr.strip()}")
     return r
+
+
+def _ip_batch(netns: str, commands: list[str]) -> None:
+    if not commands:
+        return
+    r = subprocess.run(["ip", "-n", netns, "-batch", "-"], input="\n".join(commands) + "\n", capture_output=True, text=True)
+    if r.returncode != 0:
+        raise EmulationError(f"`ip -n {netns} -batch` failed: {r.stderr.strip().splitlines()[0] if r.stderr.strip() else r.returncode}")
 
 
 @dataclass
@@ -114,6 +125,11 @@ def _plan(config: dict, ns: dict[str, str], info_interval_ns: int) -> _Plan:
     topo = config["topology"]
     if topo["kind"] != "dumbbell":
         raise EmulationError(f"topology kind {topo['kind']!r} is not supported by the emulator (accepted: dumbbell)")
+    if topo.get("pairs", 0) > MAX_PAIRS:
+        raise EmulationError(
+            f"topology: {topo['pairs']} host pairs are more than the emulator can address "
+            f"(accepted: at most {MAX_PAIRS}, the hosts of one /16 per side)"
+        )
     avail = system.available_cc()
     plan = _Plan(ns=ns)
     for side in ("srv", "cli"):
@@ -208,7 +224,8 @@ class _Procs:
         self.procs: list[subprocess.Popen] = []
 
     def start(self, args: list[str], **kw) -> subprocess.Popen:
-        p = subprocess.Popen(args, **kw)
+        # killed by the kernel if this process dies without reaching kill_all (SIGKILL)
+        p = subprocess.Popen(args, preexec_fn=pdeathsig_preexec, **kw)
         self.procs.append(p)
         return p
 
@@ -260,6 +277,7 @@ def emulate(
     spin_us: int = 50,
     rt_prio: int = 10,
     workdir: Optional[str] = None,
+    keep: bool = False,
 ) -> Run:
     """Runs ``scenario`` with the real kernel TCP through the ``ccemu`` bottleneck and
     returns the :class:`Run` (same tables and columns as :func:`ccbench.simulate`).
@@ -268,7 +286,10 @@ def emulate(
     :class:`EmulationError` naming what is missing or unsupported before touching
     anything. ``info_interval`` is the TCP_INFO sampling interval (s); ``spin_us`` how
     long the bottleneck spins before a departure; ``rt_prio`` > 0 runs the bottleneck
-    threads SCHED_FIFO at that priority.
+    threads SCHED_FIFO at that priority. The probes' and the bottleneck's raw files go
+    to ``workdir`` (kept), or to a temporary directory removed at the end unless
+    ``keep``; leftovers of earlier runs that died (namespaces, pid files, work
+    directories) are removed first.
     """
     config = scenario.to_sim_config(seed=seed)
     info = system.require()
@@ -279,6 +300,8 @@ def emulate(
     for msg in plan.ignored:
         warnings.warn(f"emulator ignores {msg}", stacklevel=2)
 
+    system.clean()  # namespaces, pid files and work directories of runs that died
+    keep = keep or workdir is not None
     tmp = Path(workdir) if workdir else Path(tempfile.mkdtemp(prefix=f"ccbench-emu-{run_id}-"))
     tmp.mkdir(parents=True, exist_ok=True)
     procs = _Procs()
@@ -294,8 +317,7 @@ def emulate(
             old_term = signal.signal(signal.SIGTERM, on_term)
         except ValueError:  # not the main thread
             old_term = None
-        PID_DIR.mkdir(parents=True, exist_ok=True)
-        (PID_DIR / f"{run_id}.pid").write_text(str(os.getpid()))
+        system.write_pid_file(run_id, tmp, keep)
         for side in ("srv", "cli"):
             _ip("netns", "add", ns[side])
             created.append(ns[side])
@@ -322,12 +344,12 @@ def emulate(
         if line != "READY":
             raise EmulationError(f"ccemu bottleneck said {line!r} instead of READY")
         pairs = config["topology"]["pairs"]
-        for side, octet, peer in (("srv", 1, 2), ("cli", 2, 1)):
+        for side, peer in (("srv", "cli"), ("cli", "srv")):
             n = ns[side]
             _ip("-n", n, "link", "set", IFNAME, "mtu", "1500", "up")
-            for i in range(pairs):
-                _ip("-n", n, "addr", "add", f"10.77.{octet}.{i + 1}/24", "dev", IFNAME)
-            _ip("-n", n, "route", "add", f"10.77.{peer}.0/24", "dev", IFNAME, *plan.route_opts[side])
+            # one `ip -batch` for every address: thousands of pairs in one process
+            _ip_batch(n, [f"addr add {host_addr(side, i)}/16 dev {IFNAME}" for i in range(pairs)])
+            _ip("-n", n, "route", "add", side_prefix(peer), "dev", IFNAME, *plan.route_opts[side])
         # Receivers first (they print LISTENING), then senders with absolute start times.
         def out_prefix(p, role):
             return str(tmp / f"flow{p['index']}.{role}")
@@ -392,6 +414,8 @@ def emulate(
         procs.kill_all()
         for n in created:
             system.delete_namespace(n)
+        if not keep:
+            shutil.rmtree(tmp, ignore_errors=True)
         try:
             (PID_DIR / f"{run_id}.pid").unlink()
         except OSError:
@@ -421,7 +445,7 @@ def emulate(
                 "bottleneck": bmeta["directions"],
                 "flows": run.meta.pop("emu_flows"),
                 "wall_s": time.monotonic() - wall0,
-                "files": str(tmp),
+                "files": str(tmp) if keep else None,
             },
         }
     )

@@ -55,6 +55,7 @@ def run_cmd(
     spin_us: int = typer.Option(None, "--spin-us", hidden=True, help="Old spelling of --spin, in us."),
     rt_prio: int = typer.Option(10, "--rt-prio", help="SCHED_FIFO priority of the bottleneck threads (0 = normal scheduling)."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
+    keep: bool = typer.Option(False, "--keep", help="Keep the work directory with the probes' raw files (its path is in meta.json, emu.files)."),
 ) -> None:
     """Emulate a scenario (real kernel TCP) and print the same per-flow table as ``ccbench run``.
 
@@ -71,9 +72,13 @@ def run_cmd(
     info_interval_s = duration_s(info_interval if info_interval_ms is None else f"{info_interval_ms}ms", "--info-interval")
     spin_s = duration_s(spin if spin_us is None else f"{spin_us}us", "--spin", positive=False)
     sc = load_scenario(scenario)
+    if out is not None and not no_save:
+        from ccbench.atomicio import check_out_dir
+
+        check_out_dir(out, "--out")  # before the run, not after it
     try:
         with sim_progress(f"emulating {scenario.name}", enabled=not quiet) as progress:
-            run = emulate(sc, seed=seed, progress=progress, info_interval=info_interval_s, spin_us=round(spin_s * 1e6), rt_prio=rt_prio)
+            run = emulate(sc, seed=seed, progress=progress, info_interval=info_interval_s, spin_us=round(spin_s * 1e6), rt_prio=rt_prio, keep=keep)
     except EmulationError as e:
         raise fail(str(e))
     from ccbench.cli.progress import output_console
@@ -127,7 +132,8 @@ def check_cmd(
 
 @emu_app.command("clean")
 def clean_cmd(force: bool = typer.Option(False, "--force", help="Also remove namespaces of runs that still look alive.")) -> None:
-    """Remove leftover ccb-* network namespaces (of crashed or killed runs)."""
+    """Remove leftover ccb-* network namespaces, pid files and work directories of crashed
+    or killed runs (every `emu run` also does this for dead runs before it starts)."""
     import os
 
     from ccbench.emu import clean, list_namespaces

@@ -34,6 +34,7 @@ USER_ERRORS: tuple[tuple[str, str], ...] = (
     ("ccbench.analysis._common", "AnalysisError"),
     ("ccbench.probe", "ProbeError"),
     ("ccbench.plots", "PlotError"),
+    ("ccbench.atomicio", "OutputPathError"),  # an --out that cannot be written
 )
 
 #: Optional dependency stacks (pyproject ``[project.optional-dependencies]``): the

@@ -90,6 +90,10 @@ def run_cmd(
     from ccbench.scenario import load_scenario
 
     sc = load_scenario(scenario)
+    if out is not None and not no_save:
+        from ccbench.atomicio import check_out_dir
+
+        check_out_dir(out, "--out")  # before the simulation, not after it
     first = sc.run.seed if seed is None else seed
     seed_list = [first + i for i in range(sc.run.seeds if seeds is None else seeds)]
     console = output_console()

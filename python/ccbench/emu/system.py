@@ -1,17 +1,24 @@
 """What the emulator needs from the machine, and namespace housekeeping.
 
-Every run creates network namespaces named ``ccb-<runid>-srv`` and ``ccb-<runid>-cli``
-and a pid file ``/run/ccbench-emu/<runid>.pid``. :func:`clean` removes namespaces with
-the ``ccb-`` prefix whose run is no longer alive (all of them with ``force=True``).
-Nothing outside the namespaces is touched.
+Every run creates network namespaces named ``ccb-<runid>-srv`` and ``ccb-<runid>-cli``,
+a work directory (``/tmp/ccbench-emu-<runid>-*``, removed at the end unless kept) and a
+pid file ``/run/ccbench-emu/<runid>.pid`` (JSON: the run's pid and its start time, so a
+recycled pid is not taken for the run, its work directory and whether to keep it).
+:func:`clean` removes namespaces with the ``ccb-`` prefix whose run is no longer alive
+(all of them with ``force=True``), the pid files of dead runs and the work directories
+they were to remove; every run calls it first, so a SIGKILLed run's leftovers go at the
+start of the next one. Nothing outside the namespaces, ``/run/ccbench-emu`` and those
+work directories is touched.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
 from pathlib import Path
+from typing import Optional
 
 NS_PREFIX = "ccb-"
 PID_DIR = Path("/run/ccbench-emu")
@@ -95,19 +102,47 @@ def list_namespaces(prefix: str = NS_PREFIX) -> list[str]:
     return sorted(n for n in names if n.startswith(prefix))
 
 
+def proc_start(pid: int) -> Optional[str]:
+    """Start time of ``pid`` (clock ticks since boot, ``/proc/<pid>/stat`` field 22), or
+    None if there is no such process."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    return stat.rsplit(")", 1)[1].split()[19]  # the name in parentheses may hold spaces
+
+
+def write_pid_file(run_id: str, workdir: Optional[Path], keep: bool) -> Path:
+    PID_DIR.mkdir(parents=True, exist_ok=True)
+    path = PID_DIR / f"{run_id}.pid"
+    me = os.getpid()
+    path.write_text(json.dumps({"pid": me, "start": proc_start(me), "workdir": str(workdir) if workdir else None, "keep": keep}))
+    return path
+
+
+def read_pid_file(run_id: str) -> Optional[dict]:
+    try:
+        text = (PID_DIR / f"{run_id}.pid").read_text().strip()
+    except OSError:
+        return None
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return None
+    if isinstance(data, int):  # the format before JSON: the pid alone
+        return {"pid": data}
+    return data if isinstance(data, dict) else None
+
+
 def _run_alive(run_id: str) -> bool:
-    pid_file = PID_DIR / f"{run_id}.pid"
-    try:
-        pid = int(pid_file.read_text().strip())
-    except (OSError, ValueError):
+    rec = read_pid_file(run_id)
+    pid = rec.get("pid") if rec else None
+    if not isinstance(pid, int) or pid <= 0:
         return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
+    start = proc_start(pid)
+    if start is None:
         return False
-    except PermissionError:
-        return True
-    return True
+    return rec.get("start") in (None, start)
 
 
 def run_id_of(ns: str) -> str:
@@ -126,9 +161,25 @@ def delete_namespace(ns: str) -> None:
     subprocess.run(["ip", "netns", "delete", ns], capture_output=True, text=True)
 
 
+def _remove_run_files(rid: str) -> None:
+    """The pid file of a dead run and the work directory it was to remove."""
+    rec = read_pid_file(rid) or {}
+    wd = rec.get("workdir")
+    if wd and not rec.get("keep"):
+        p = Path(wd)
+        # only what a run made: a ccbench-emu-<id>-* directory
+        if p.name.startswith(f"ccbench-emu-{rid}-") and p.is_dir():
+            shutil.rmtree(p, ignore_errors=True)
+    try:
+        (PID_DIR / f"{rid}.pid").unlink()
+    except OSError:
+        pass
+
+
 def clean(force: bool = False) -> list[str]:
     """Deletes leftover ``ccb-*`` namespaces (of runs that are no longer alive, or all
-    with ``force``); returns the names removed."""
+    with ``force``), the pid files of dead runs and their work directories; returns the
+    names of the namespaces removed."""
     removed = []
     for ns in list_namespaces():
         rid = run_id_of(ns)
@@ -136,8 +187,12 @@ def clean(force: bool = False) -> list[str]:
             continue
         delete_namespace(ns)
         removed.append(ns)
-        try:
-            (PID_DIR / f"{rid}.pid").unlink()
-        except OSError:
-            pass
+    try:
+        pid_files = list(PID_DIR.glob("*.pid"))
+    except OSError:
+        pid_files = []
+    for pf in pid_files:
+        rid = pf.stem
+        if force or not _run_alive(rid):
+            _remove_run_files(rid)
     return removed

@@ -44,8 +44,9 @@ def write_report(path: str | Path, out: Optional[str | Path] = None, fmt: str = 
         raise SweepError(f"--format: {fmt!r} is not accepted (accepted: svg, png)")
     kind = report_kind(path)
     target = Path(out) if out is not None else Path(path) / "report.html"
-    if target.parent and not target.parent.exists():
-        target.parent.mkdir(parents=True, exist_ok=True)
+    from ccbench.atomicio import check_out_file
+
+    check_out_file(target, "--out")  # creates no directory the user did not name
     if kind == "sweep":
         from ccbench.schemes.report import is_schemes_dir, write_schemes_report
 

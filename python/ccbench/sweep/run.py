@@ -333,20 +333,12 @@ def _run_local(tasks, jobs, finished, label, show, done, total, console, n_err) 
 
 def _die_with_parent(parent: int) -> None:
     """Worker initializer: a worker must not outlive its sweep. Without this, a SIGKILLed
-    sweep leaves its workers blocked forever on the pool's pipe. Linux delivers SIGKILL
-    to the worker when the parent dies (prctl(2) PR_SET_PDEATHSIG); the parent may have
-    died before the call, hence the check of getppid() after it."""
-    import ctypes
-    import signal
+    sweep leaves its workers blocked forever on the pool's pipe (see ccbench.procutil);
+    where prctl is missing, a thread polls the parent pid instead."""
+    from ccbench.procutil import die_with_parent
 
-    PR_SET_PDEATHSIG = 1
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)
-    except (OSError, AttributeError):  # pragma: no cover - not Linux: the watcher below does it
+    if not die_with_parent(parent):  # pragma: no cover - not Linux
         _watch_parent(parent)
-    if os.getppid() != parent:
-        os._exit(1)
 
 
 def _watch_parent(parent: int) -> None:  # pragma: no cover - only where prctl is missing

@@ -47,7 +47,8 @@ from typing import Any, Iterable, Optional
 import numpy as np
 import pandas as pd
 
-from ccbench.atomicio import sha256_file, write_atomic, write_text_atomic
+from ccbench.atomicio import OutputPathError, sha256_file, write_atomic, write_text_atomic
+from ccbench.atomicio import check_out_dir as _check_out_dir
 
 from .spec import SweepError, SweepSpec, si_column
 
@@ -104,18 +105,11 @@ def check_files(d: Path, files: dict[str, Any]) -> Optional[str]:
 
 
 def check_out_dir(path: Path, option: str) -> None:
-    """Raises :class:`SweepError` (naming ``option``) unless ``path`` is, or can be made, a
-    writable directory."""
-    p = Path(path)
-    if p.exists() and not p.is_dir():
-        raise SweepError(f"{option}: {p} is a file (accepted: a directory, or a path to create one at)")
-    anc = p
-    while not anc.exists() and anc != anc.parent:
-        anc = anc.parent
-    if not anc.is_dir():
-        raise SweepError(f"{option}: {anc} is a file, so {p} cannot be created (accepted: a path under a directory)")
-    if not os.access(anc, os.W_OK | os.X_OK):
-        raise SweepError(f"{option}: {anc} is not writable (accepted: a directory you can write to)")
+    """:func:`ccbench.atomicio.check_out_dir` as a :class:`SweepError`."""
+    try:
+        _check_out_dir(path, option)
+    except OutputPathError as e:
+        raise SweepError(str(e)) from None
 
 
 def is_sweep_dir(path: str | Path) -> bool:
