@@ -94,15 +94,21 @@ def check_out_dir(path: str | os.PathLike, option: str = "--out") -> None:
         raise OutputPathError(f"{option}: {anc} is not writable (accepted: a directory you can write to)")
 
 
-def check_out_file(path: str | os.PathLike, option: str = "--out") -> None:
-    """``path`` must name a file (not a directory) in an existing writable directory:
-    an output file never creates directories the user did not name."""
+def check_out_file(path: str | os.PathLike, option: str = "--out") -> list[Path]:
+    """``path`` must name a file (not a directory) whose directory exists or can be
+    created under a writable directory. Returns the directories that writing it needs
+    created, outermost first (the caller creates them just before writing, and removes
+    them again if writing fails: nothing is left that the user did not name)."""
     p = Path(path)
     if p.is_dir():
         raise OutputPathError(f"{option}: {p} is a directory (accepted: a file name, e.g. {p / 'report.html'})")
-    parent = p.parent
-    if not parent.is_dir():
-        what = "is a file" if parent.exists() else "does not exist"
-        raise OutputPathError(f"{option}: the directory {parent} {what} (accepted: a file in an existing directory)")
-    if not os.access(parent, os.W_OK | os.X_OK):
-        raise OutputPathError(f"{option}: {parent} is not writable (accepted: a file in a directory you can write to)")
+    missing: list[Path] = []
+    anc = p.parent
+    while not anc.exists() and anc != anc.parent:
+        missing.append(anc)
+        anc = anc.parent
+    if not anc.is_dir():
+        raise OutputPathError(f"{option}: {anc} is a file, so {p} cannot be written (accepted: a file under a directory)")
+    if not os.access(anc, os.W_OK | os.X_OK):
+        raise OutputPathError(f"{option}: {anc} is not writable (accepted: a file in a directory you can write to)")
+    return list(reversed(missing))

@@ -46,13 +46,24 @@ def write_report(path: str | Path, out: Optional[str | Path] = None, fmt: str = 
     target = Path(out) if out is not None else Path(path) / "report.html"
     from ccbench.atomicio import check_out_file
 
-    check_out_file(target, "--out")  # creates no directory the user did not name
-    if kind == "sweep":
-        from ccbench.schemes.report import is_schemes_dir, write_schemes_report
+    # only the directories of the path the user named, and none left behind on an error
+    made = check_out_file(target, "--out")
+    for d in made:
+        d.mkdir()
+    try:
+        if kind == "sweep":
+            from ccbench.schemes.report import is_schemes_dir, write_schemes_report
 
-        if is_schemes_dir(path) and not metrics:  # `ccbench schemes` output: its own report
-            return write_schemes_report(path, target, fmt)
-        return write_sweep_report(path, target, fmt, metrics)
-    if metrics:
-        raise SweepError("--metric: only for sweep reports (a run report shows every flow metric)")
-    return write_run_report(path, target, fmt)
+            if is_schemes_dir(path) and not metrics:  # `ccbench schemes` output: its own report
+                return write_schemes_report(path, target, fmt)
+            return write_sweep_report(path, target, fmt, metrics)
+        if metrics:
+            raise SweepError("--metric: only for sweep reports (a run report shows every flow metric)")
+        return write_run_report(path, target, fmt)
+    except BaseException:
+        for d in reversed(made):
+            try:
+                d.rmdir()
+            except OSError:
+                pass
+        raise

@@ -64,7 +64,7 @@ def load_scenario(path: PathLike) -> "Scenario":
         regular_file(p, MAX_SCENARIO_BYTES)
         raw = p.read_bytes()
     except FileProblem as e:
-        raise ScenarioError([f"{p}: the scenario file {e}"], source=str(p)) from None
+        raise ScenarioError([f"{p}: cannot read the scenario file: it {e}"], source=str(p)) from None
     except OSError as e:
         raise ScenarioError([f"{p}: cannot read the scenario file ({e.strerror or e})"], source=str(p)) from None
     try:
