@@ -24,6 +24,10 @@ TABLES = ("packets", "flows", "cwnd", "queue", "drops")
 CA_STATES = ("open", "disorder", "cwr", "recovery", "loss")
 
 
+class RunFileError(ValueError):
+    """A run directory whose files are damaged: one line naming the file."""
+
+
 @dataclass(repr=False)
 class Run:
     """Tables of one run plus the metadata needed to reproduce it.
@@ -87,7 +91,10 @@ class Run:
         if not meta_path.exists():
             raise FileNotFoundError(f"{src} is not a ccbench run directory (no meta.json)")
         run = cls.__new__(cls)
-        run.meta = json.loads(meta_path.read_text())
+        try:
+            run.meta = json.loads(meta_path.read_text())
+        except (OSError, ValueError) as e:
+            raise RunFileError(f"{meta_path}: is not readable JSON ({e})") from None
         run._unread = {name: src / f"{name}.parquet" for name in TABLES}
         return run
 
@@ -95,7 +102,15 @@ class Run:
         # Called only for attributes not set: the tables `load` has not read yet.
         unread = self.__dict__.get("_unread")
         if unread is not None and name in unread:
-            table = _read_table(unread.pop(name))
+            f = unread[name]
+            try:
+                table = _read_table(f)
+            except FileNotFoundError:
+                raise RunFileError(f"{f}: is missing (accepted: a run directory as `ccbench run` saves it)") from None
+            except Exception as e:  # noqa: BLE001 - pyarrow raises several kinds for a damaged file
+                first = (str(e).strip().splitlines() or [type(e).__name__])[0]
+                raise RunFileError(f"{f}: is not a readable Parquet table ({first})") from None
+            unread.pop(name)
             setattr(self, name, table)
             return table
         raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")

@@ -35,6 +35,7 @@ USER_ERRORS: tuple[tuple[str, str], ...] = (
     ("ccbench.probe", "ProbeError"),
     ("ccbench.plots", "PlotError"),
     ("ccbench.atomicio", "OutputPathError"),  # an --out that cannot be written
+    ("ccbench.run", "RunFileError"),  # a damaged run directory
 )
 
 #: Optional dependency stacks (pyproject ``[project.optional-dependencies]``): the

@@ -23,6 +23,8 @@ __all__ = ["ScenarioError", "Problem", "fail", "from_validation_error", "render_
 
 _MISSING = object()
 
+MAX_SHOWN = 10  # problems listed in the message (all of them stay in ScenarioError.problems)
+
 
 class Problem(tuple):
     """``(path, message)``; ``str()`` gives the line shown to the user."""
@@ -58,7 +60,10 @@ class ScenarioError(ValueError):
                 probs.append(p)
         self.problems = probs
         self.source = source
-        super().__init__("\n".join(str(p) for p in probs))
+        shown = [str(p) for p in probs[:MAX_SHOWN]]
+        if len(probs) > MAX_SHOWN:  # a file of 20 000 unknown keys is one mistake, not a screenful
+            shown.append(f"... and {len(probs) - MAX_SHOWN} more problems")
+        super().__init__("\n".join(shown))
 
 
 def render_value(value: Any, limit: int = 60) -> str:

@@ -50,7 +50,7 @@ def load_trace_csv(path: str) -> tuple[list[int], list[int]]:
     if len(t) == 0 or np.any(~np.isfinite(t)) or np.any(np.diff(t) < 0) or t[0] < 0:
         raise fail("time_s must be finite, start at >= 0 and never decrease", at=("file",), value=path)
     # 2^63 ns is 292 years: beyond it a time does not fit the simulator's clock
-    if t[-1] * 1e9 >= 2.0**63:
+    if t[-1] >= 2.0**63 / 1e9:
         raise fail("time_s is too large (accepted: at most 9.2e9 s)", at=("file",), value=path)
     if np.any(~np.isfinite(b)) or np.any(b < 1) or np.any(b != np.round(b)) or np.any(b > 2**32 - 1):
         raise fail("size_bytes must be whole numbers from 1 to 4294967295", at=("file",), value=path)

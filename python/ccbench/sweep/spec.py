@@ -420,11 +420,19 @@ def loads_sweep(text: str, base_dir: Path | str | None = None, source: str | Non
 
 def load_sweep(path: Union[str, Path]) -> SweepSpec:
     """Reads and validates a sweep file (see the module docstring for the format)."""
+    from ccbench.scenario.io import MAX_SCENARIO_BYTES
+    from ccbench.scenario.limits import FileProblem, regular_file
+
     p = Path(path)
     if p.is_dir():
         raise SweepError("is a directory (accepted: a sweep TOML file)", str(p))
     try:
+        regular_file(p, MAX_SCENARIO_BYTES)  # not /dev/zero, a FIFO or a huge file
         text = p.read_text(encoding="utf-8")
+    except FileProblem as e:
+        raise SweepError(f"cannot read the sweep file: it {e}", str(p)) from None
+    except UnicodeDecodeError:
+        raise SweepError("is not UTF-8 text (a binary file?) (accepted: a sweep TOML file)", str(p)) from None
     except OSError as e:
         raise SweepError(f"cannot read the sweep file ({e.strerror or e})", str(p)) from None
     return loads_sweep(text, base_dir=p.parent, source=str(p))
