@@ -59,6 +59,9 @@ def sweep_cmd(
             t.add_column(c, overflow="fold")
         for pt in spec.points():
             st = store.status(pt.id) if store.runs_dir.exists() else None
+            why = store.damage(pt.id) if st else None
+            if why:
+                st = f"damaged ({why}): to run"
             t.add_row(pt.id, *[_show(pt.values[k]) for k in spec.parameters], str(pt.seed), st or "to run")
         console.print(t)
         return

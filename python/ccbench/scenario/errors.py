@@ -43,7 +43,7 @@ class Problem(tuple):
         return self[1]
 
     def __str__(self) -> str:
-        return f"{self.path}: {self.message}" if self.path else self.message
+        return printable(f"{self.path}: {self.message}" if self.path else self.message)
 
 
 class ScenarioError(ValueError):
@@ -76,8 +76,15 @@ def render_value(value: Any, limit: int = 60) -> str:
         s = json.dumps(value, ensure_ascii=False, default=str)
     except (TypeError, ValueError):
         s = repr(value)
-    s = s.replace("\n", " ")
+    s = printable(s.replace("\n", " "))
     return s if len(s) <= limit else s[: limit - 3] + "..."
+
+
+def printable(s: str) -> str:
+    """``s`` without a character that ends a line or moves the terminal's cursor (NEL,
+    LS, PS, ESC, ...), escaped as ``\\uXXXX``: a message stays one line per problem
+    whatever the file holds, keys included."""
+    return s if s.isprintable() else "".join(c if c.isprintable() else f"\\u{ord(c):04x}" for c in s)
 
 
 def fail(
