@@ -73,6 +73,22 @@ def _run(scn):
     return simulate(scn, progress=progress)
 
 
+def _beyond_scale(config: dict) -> bool:
+    """Scenarios whose *memory* grows past the machine (10^5 flows, 10^7 host pairs, a
+    queue sample every nanosecond) are valid files; refusing them before they run is
+    the scale issue's pre-flight estimate, not this test's subject: they are skipped
+    here, so that an abort in this test is always a bug of its own."""
+    dur = config["duration_ns"]
+    topo = config["topology"]
+    samples = [dur / s for s in (config.get("queue_sample_ns"), config.get("state_sample_ns")) if s]
+    return (
+        len(config["flows"]) > 200
+        or topo.get("pairs", 0) > 1000
+        or any(n > 1e6 for n in samples)
+        or config.get("state_on_change", False) and len(config["flows"]) > 50
+    )
+
+
 _FIELD_LINE = re.compile(r"^(\S+: |\.\.\. and \d+ more problems$)")
 
 
@@ -83,7 +99,9 @@ def _valid_run_or_one_line_error(data):
 
     try:
         scn = Scenario.from_dict(data)
-        scn.to_sim_config()
+        if _beyond_scale(scn.to_sim_config()):
+            event("beyond the scale limits")
+            assume(False)
         run = _run(scn)
     except _OverBudget:
         event("over the wall budget")

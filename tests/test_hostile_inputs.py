@@ -117,6 +117,11 @@ SCENARIOS: list[tuple[str, object, str]] = [
     ("array-as-rate", sub('down = "1.5Mbit"', 'down = ["1Mbit"]'), "topology.bottleneck.down"),
     ("pair-beyond-pairs", sub('[[flows]]\nname = "voip"', '[[flows]]\nname = "voip"\npair = 5', sub('kind = "dumbbell"', 'kind = "dumbbell"\npairs = 2')), "flows.voip.pair"),
     ("pair-huge", sub('[[flows]]\nname = "voip"', '[[flows]]\nname = "voip"\npair = 99999999999999999999'), "flows.voip.pair"),
+    ("count-a-billion", sub('[[flows]]\nname = "voip"', '[[flows]]\nname = "voip"\ncount = 1000000000'), "flows.voip.count"),
+    ("count-both-directions", sub('[[flows]]\nname = "voip"', '[[flows]]\nname = "voip"\ndirection = "both"\ncount = 60000'), "flows.voip.count"),
+    ("key-with-line-separator", sub('duration = "1s"', 'duration = "1s"\n"a\u2028b\u0085c" = 1'), "run.a\\u2028b\\u0085c"),
+    ("raw-escape-codes", sub('kind = "dumbbell"', 'kind = "\u001b[2J\u0085dumbbell"'), "TOML syntax error"),
+    ("value-with-escape-codes", sub('kind = "dumbbell"', 'kind = "\\u001b[2J\\u0085dumbbell"'), "\\u001b[2J\\u0085dumbbell"),
     # --- files a scenario names ---
     ("trace-missing", trace("/nonexistent/trace.csv"), "flows.voip.app.file"),
     ("trace-empty", lambda tmp: trace(_file(tmp, "empty.csv", b"")), "flows.voip.app.file"),

@@ -8,7 +8,7 @@ them is a scenario, and each would otherwise surface far away from the file (a J
 becomes a validated :class:`Scenario`, and name the field:
 
 * :func:`check_data` on the raw TOML table: nesting depth, finite floats, integers within
-  64 bits;
+  64 bits, at most :data:`MAX_FLOWS` flows after ``count``;
 * :func:`check_model` on the validated scenario: every integer the simulator receives
   fits its 64-bit fields (times in ns, rates in bit/s, sizes in bytes), every float is
   finite;
@@ -32,6 +32,8 @@ MAX_DEPTH = 32
 # The simulator keeps times (ns), rates (bit/s) and sizes (bytes) in 64-bit integers and
 # adds them (start + duration, bytes * 8); i64::MAX leaves them room: 2^63 ns = 292 years.
 MAX_INT = 2**63 - 1
+# Flows a scenario may make in all (``count`` expands while validating, one object each).
+MAX_FLOWS = 100_000
 # TOML's own integer range is signed 64-bit (toml.io v1.0.0, "Integer"); a seed is u64.
 _TOML_MIN, _TOML_MAX = -(2**63), 2**64 - 1
 
@@ -76,8 +78,29 @@ def check_data(data: Any, source: Optional[str] = None) -> None:
             problems.append(_problem(data, loc, f"is out of range (accepted: an integer from {_TOML_MIN} to {_TOML_MAX})", value))
         if len(problems) >= 20:
             break
+    if not problems:
+        problems.extend(_flow_count(data))
     if problems:
         raise ScenarioError(problems, source=source)
+
+
+def _flow_count(data: Any) -> list[Problem]:
+    """``count = 1000000000`` would make a billion flow objects while validating: the
+    sum of the flows' counts is capped before pydantic expands it."""
+    flows = data.get("flows") if isinstance(data, dict) else None
+    if not isinstance(flows, list):
+        return []
+    total = 0
+    for i, f in enumerate(flows):
+        if not isinstance(f, dict):
+            continue
+        c = f.get("count", 1)
+        if not isinstance(c, int) or isinstance(c, bool) or c < 1:
+            continue  # validation names it
+        total += c * (2 if f.get("direction") == "both" else 1)
+        if total > MAX_FLOWS:
+            return [_problem(data, ("flows", i, "count"), f"makes more than {MAX_FLOWS} flows in the scenario (accepted: at most {MAX_FLOWS} flows in all)", c)]
+    return []
 
 
 # --- validated scenario -------------------------------------------------------------------------
