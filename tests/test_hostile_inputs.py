@@ -213,6 +213,7 @@ def _mk(tmp: Path) -> dict[str, str]:
     afile = tmp / "afile"
     afile.write_text("x")
     (tmp / "dir").mkdir()
+    (tmp / "d.html").mkdir()
     fifo = tmp / "fifo.toml"
     os.mkfifo(fifo)
     sweep_dir = tmp / "sweep_dir"
@@ -228,7 +229,7 @@ def _mk(tmp: Path) -> dict[str, str]:
     sw = tmp / "sweep.toml"
     sw.write_text('scenario = "good.toml"\n[sweep]\n"run.duration" = ["1s"]\n')
     return {"good": str(good), "afile": str(afile), "dir": str(tmp / "dir"), "fifo": str(fifo), "tmp": str(tmp),
-            "sweep_dir": str(sweep_dir), "run_dir": str(run_dir), "sweep": str(sw), "bin": str(tmp / "bin.toml")}
+            "sweep_dir": str(sweep_dir), "run_dir": str(run_dir), "sweep": str(sw), "bin": str(tmp / "bin.toml"), "htmldir": str(tmp / "d.html")}
 
 
 # (id, argv with {placeholders}, fragment)
@@ -250,7 +251,8 @@ COMMANDS: list[tuple[str, list[str], str]] = [
     ("query-damaged-sweep-json", ["query", "{sweep_dir}", "SELECT 1"], "sweep.json"),
     ("query-bad-format", ["query", "{sweep_dir}", "SELECT 1", "--format", "xml"], "--format"),
     ("query-negative-limit", ["query", "{sweep_dir}", "SELECT 1", "--limit", "-1"], "--limit"),
-    ("report-out-is-a-directory", ["report", "{run_dir}", "--out", "{dir}"], "--out: "),
+    ("report-out-html-is-a-directory", ["report", "{run_dir}", "--out", "{htmldir}"], "--out: "),
+    ("report-out-is-a-file", ["report", "{run_dir}", "--out", "{afile}"], "--out: "),
     ("report-out-under-a-file", ["report", "{run_dir}", "--out", "{afile}/r.html"], "--out: "),
     ("report-bad-format", ["report", "{run_dir}", "--format", "gif"], "--format"),
     ("report-damaged-run-tables", ["report", "{run_dir}"], "parquet"),
