@@ -280,25 +280,25 @@ EXAMPLES = _example_dicts()
 # --- 1. never a traceback -------------------------------------------------------------------------
 
 
-@_settings(60)
+@_settings(100)
 @given(data=scenario())
 def test_generated_scenarios_run_or_fail_in_one_line(data):
     _valid_run_or_one_line_error(data)
 
 
-@_settings(150)
+@_settings(300)
 @given(data=mutated(scenario()))
 def test_mutated_generated_scenarios_run_or_fail_in_one_line(data):
     _valid_run_or_one_line_error(data)
 
 
-@_settings(150)
+@_settings(300)
 @given(data=mutated(st.sampled_from(EXAMPLES)))
 def test_mutated_example_files_run_or_fail_in_one_line(data):
     _valid_run_or_one_line_error(data)
 
 
-@_settings(100)
+@_settings(300)
 @given(text=st.one_of(st.text(max_size=300), st.binary(max_size=300).map(lambda b: b.decode("latin-1"))))
 def test_arbitrary_text_is_a_toml_or_scenario_error(text):
     from ccbench.scenario import ScenarioError, loads_scenario
@@ -347,7 +347,7 @@ def check_invariants(run, duration_s: float) -> None:
             assert np.all(t >= -eps) and np.all(t <= duration_s + eps), f"{col} outside the run"
 
 
-@_settings(30)
+@_settings(60)
 @given(data=scenario())
 def test_simulator_invariants_hold_on_random_scenarios(data):
     from ccbench.scenario import Scenario
