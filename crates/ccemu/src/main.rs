@@ -167,7 +167,10 @@ fn bottleneck_cmd(m: &HashMap<String, String>) {
         }
     };
     if pairs == 0 || pairs > ccemu::MAX_PAIRS {
-        die(format!("topology.pairs = {pairs}: the emulator supports 1..={} pairs (one /16 per side)", ccemu::MAX_PAIRS));
+        die(format!(
+            "topology.pairs = {pairs}: the emulator supports 1..={} pairs (one /16 per side)",
+            ccemu::MAX_PAIRS
+        ));
     }
     let out = PathBuf::from(need(m, "out"));
     std::fs::create_dir_all(&out).unwrap_or_else(|e| die(format!("--out: {e}")));
