@@ -139,7 +139,21 @@ fn build_pipe(cfg: &SimConfig, link: &ccsim::config::LinkConfig, name: &str, fie
         .unwrap_or_else(|e| die(e))
     });
     let sample = if link.monitor { cfg.queue_sample_ns } else { 0 };
-    Pipe::new(q, loss, link.rate_bps, link.delay_ns, sample, t0)
+    let rate = link
+        .rate_var
+        .as_ref()
+        .map(|r| ccsim::link_rate::RateModel::new(r, &format!("{field}.rate")).unwrap_or_else(|e| die(e)));
+    // The same random stream as the simulator's link, so both draw the same delays.
+    let delay = link.jitter.as_ref().map(|j| {
+        ccsim::link_jitter::DelayModel::new(
+            j,
+            link.delay_ns,
+            ccsim::rng::stream(cfg.seed, &format!("link/{name}/jitter")),
+            &format!("{field}.jitter"),
+        )
+        .unwrap_or_else(|e| die(e))
+    });
+    Pipe::new(q, loss, link.rate_bps, link.delay_ns, sample, t0).with_variation(rate, delay)
 }
 
 fn bottleneck_cmd(m: &HashMap<String, String>) {

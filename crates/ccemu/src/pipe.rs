@@ -6,9 +6,11 @@
 //! 1. the sender's access delay (`pre_ns`, per source address) — a delay line;
 //! 2. the ccsim queue discipline (`enqueue` at `t + pre_ns`), then the link
 //!    transmitter at `rate_bps` (`dequeue`, `tx_started`, `tx_finished`, exactly the
-//!    calls the simulator makes);
+//!    calls the simulator makes), or at the simulator's Mahimahi trace or rate
+//!    schedule (`ccsim::link_rate`);
 //! 3. the link's loss model (decided when transmission ends, as in the simulator);
-//! 4. the propagation delay plus the receiver's access delay (`post_ns`) — a delay line;
+//! 4. the propagation delay (or the simulator's netem-like random delay,
+//!    `ccsim::link_jitter`) plus the receiver's access delay (`post_ns`) — a delay line;
 //!
 //! and leaves as [`Out::Deliver`] with its scheduled departure time; the I/O thread
 //! writes it to the receiving side's TUN device as soon as the monotonic clock reaches
@@ -19,6 +21,8 @@
 //! before egress, then insertion order), and queue samples are taken on the grid
 //! `k * sample_ns` after the state at that instant is settled.
 
+use ccsim::link_jitter::DelayModel;
+use ccsim::link_rate::RateModel;
 use ccsim::loss::{Fate, LossModel};
 use ccsim::qdisc::{AnyQdisc, QItem, Qdisc, QdiscOut, Reason};
 use ccsim::time::tx_time_ns;
@@ -57,6 +61,9 @@ pub struct Pipe {
     loss: Option<LossModel>,
     rate_bps: u64,
     delay_ns: u64,
+    /// Time-varying rate and random delay, as in the simulator's link.
+    rate: Option<RateModel>,
+    delay: Option<DelayModel>,
     /// (time the packet reaches the queue, insertion number), meta
     ingress: BinaryHeap<Reverse<(u64, u64, MetaKey)>>,
     /// Packet in transmission: (end of transmission, meta).
@@ -94,6 +101,8 @@ impl Pipe {
             loss,
             rate_bps,
             delay_ns,
+            rate: None,
+            delay: None,
             ingress: BinaryHeap::new(),
             in_service: None,
             egress: BinaryHeap::new(),
@@ -107,6 +116,13 @@ impl Pipe {
             n_drop: 0,
             n_mark: 0,
         }
+    }
+
+    /// The link's trace or schedule and its random delay (`None`: constant).
+    pub fn with_variation(mut self, rate: Option<RateModel>, delay: Option<DelayModel>) -> Self {
+        self.rate = rate;
+        self.delay = delay;
+        self
     }
 
     fn store(&mut self, m: Meta) {
@@ -203,7 +219,11 @@ impl Pipe {
         if let Some(item) = next {
             let m = self.metas[item.pkt as usize].expect("meta of a dequeued packet");
             self.qdisc.tx_started(item.bytes);
-            self.in_service = Some((t + tx_time_ns(item.bytes, self.rate_bps), m));
+            let done = match self.rate.as_mut() {
+                None => t + tx_time_ns(item.bytes, self.rate_bps),
+                Some(r) => r.finish(item.bytes, t),
+            };
+            self.in_service = Some((done, m));
         }
     }
 
@@ -227,7 +247,11 @@ impl Pipe {
                     out.push(Out::Mark { idx: m.idx, t, reason: Reason::LossModel });
                 }
                 self.seqno += 1;
-                self.egress.push(Reverse((t + self.delay_ns + m.post_ns, self.seqno, m.idx)));
+                let wire = match self.delay.as_mut() {
+                    None => t + self.delay_ns,
+                    Some(d) => d.arrival(t),
+                };
+                self.egress.push(Reverse((wire + m.post_ns, self.seqno, m.idx)));
             }
         }
         self.start_tx(t, out);
@@ -317,6 +341,43 @@ mod tests {
         p.arrive(Meta { pre_ns: 1_000, post_ns: 100, ..meta(1, 125) }, 0, &mut out);
         p.advance(1_000_000, &mut out);
         assert_eq!(delivers(&out), vec![(1, 1_000 + 1_000 + 1_000 + 100), (0, 5_000 + 1_000 + 1_000)]);
+    }
+
+    #[test]
+    fn a_trace_link_delivers_at_its_opportunities() {
+        use ccsim::link_rate::RateVarConfig;
+        let rate = RateModel::new(&RateVarConfig::Trace { ms: vec![2, 3, 10], bytes: 1500 }, "t").unwrap();
+        let mut p = pipe(100, DropRule::Packets, 1_000_000, 1_000).with_variation(Some(rate), None);
+        let mut out = Vec::new();
+        for i in 0..4 {
+            p.arrive(meta(i, 1500), 0, &mut out);
+        }
+        p.advance(100_000_000, &mut out);
+        let at: Vec<u64> = delivers(&out).iter().map(|d| d.1).collect();
+        assert_eq!(at, vec![2_001_000, 3_001_000, 10_001_000, 12_001_000]);
+    }
+
+    #[test]
+    fn jitter_reorders_only_when_asked() {
+        use ccsim::link_jitter::{JitterConfig, JitterDist};
+        for reorder in [false, true] {
+            let cfg = JitterConfig { sigma_ns: 5_000_000, dist: JitterDist::Normal, correlation: 0.0, reorder };
+            let d = DelayModel::new(&cfg, 20_000_000, ccsim::rng::stream(1, "j"), "j").unwrap();
+            let mut p = pipe(1000, DropRule::Packets, 1_000_000_000, 20_000_000).with_variation(None, Some(d));
+            let mut out = Vec::new();
+            for i in 0..500 {
+                p.arrive(meta(i, 125), i as u64 * 100_000, &mut out);
+            }
+            p.advance(u64::MAX - 1, &mut out);
+            let order: Vec<u32> = delivers(&out).iter().map(|d| d.0).collect();
+            let swaps = order.windows(2).filter(|w| w[1] < w[0]).count();
+            assert_eq!(order.len(), 500);
+            if reorder {
+                assert!(swaps > 50, "{swaps} reorderings");
+            } else {
+                assert_eq!(swaps, 0);
+            }
+        }
     }
 
     #[test]

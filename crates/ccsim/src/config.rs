@@ -5,6 +5,8 @@
 //! Unknown keys are errors everywhere (`deny_unknown_fields`), so a typo in a
 //! scenario never silently falls back to a default.
 
+use crate::link_jitter::JitterConfig;
+use crate::link_rate::RateVarConfig;
 use crate::loss::LossConfig;
 use crate::qdisc::QdiscConfig;
 use crate::tcp::TcpConfig;
@@ -52,6 +54,28 @@ pub struct LinkConfig {
     /// Sample this link's queue into the `queue` table.
     #[serde(default)]
     pub monitor: bool,
+    /// A time-varying rate (Mahimahi trace or schedule) instead of `rate_bps`, which
+    /// then holds its long-run mean (what queue disciplines and models read).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate_var: Option<RateVarConfig>,
+    /// Random delay around `delay_ns` (netem's jitter).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub jitter: Option<JitterConfig>,
+}
+
+impl LinkConfig {
+    /// A constant-rate link with a constant delay, a default queue and no loss.
+    pub fn plain(rate_bps: u64, delay_ns: u64) -> LinkConfig {
+        LinkConfig {
+            rate_bps,
+            delay_ns,
+            queue: Default::default(),
+            loss: None,
+            monitor: false,
+            rate_var: None,
+            jitter: None,
+        }
+    }
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]

@@ -13,6 +13,8 @@ pub mod fabric;
 pub mod fifo;
 pub mod ids;
 pub mod link;
+pub mod link_jitter;
+pub mod link_rate;
 pub mod loss;
 pub mod packet;
 pub mod qdisc;

@@ -4,12 +4,21 @@
 //! Packets leave the pipe in the order they entered it (constant delay), so the pipe
 //! is a FIFO and only its head needs an event in the global queue: the heap holds at
 //! most one delivery event per link instead of one per packet in flight.
+//!
+//! A link may instead have a time-varying rate (`link_rate`: Mahimahi trace or
+//! schedule) or a random delay (`link_jitter`); both live behind one pointer
+//! (`var`), so constant links pay one null check. An order-keeping random delay still
+//! fills the FIFO (its delivery times never decrease); a reordering one keeps its
+//! packets in a heap and gives each its own delivery event.
 
 use crate::ids::{NodeId, PacketId};
+use crate::link_jitter::DelayModel;
+use crate::link_rate::RateModel;
 use crate::loss::LossModel;
 use crate::qdisc::AnyQdisc;
 use crate::time::Nanos;
-use std::collections::VecDeque;
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, VecDeque};
 
 pub struct Link {
     pub name: String,
@@ -30,4 +39,31 @@ pub struct Link {
     /// Packets and bytes that finished serialisation (offered to the wire).
     pub tx_pkts: u64,
     pub tx_bytes: u64,
+    /// Time-varying rate and/or random delay; `None` on constant links.
+    pub var: Option<Box<LinkVar>>,
+}
+
+/// The rarely used parts of a link.
+pub struct LinkVar {
+    pub rate: Option<RateModel>,
+    pub delay: Option<DelayModel>,
+    /// Reordering delay: packets on the wire by (arrival, entry number).
+    pub heap: BinaryHeap<Reverse<(Nanos, u64, PacketId)>>,
+    pub entered: u64,
+}
+
+impl LinkVar {
+    /// `None` when the link has neither (the fast path).
+    pub fn new(rate: Option<RateModel>, delay: Option<DelayModel>) -> Option<Box<LinkVar>> {
+        if rate.is_none() && delay.is_none() {
+            return None;
+        }
+        Some(Box::new(LinkVar { rate, delay, heap: BinaryHeap::new(), entered: 0 }))
+    }
+
+    /// Whether packets may overtake each other on this link's wire.
+    #[inline]
+    pub fn reorders(&self) -> bool {
+        self.delay.as_ref().is_some_and(|d| d.reorder)
+    }
 }

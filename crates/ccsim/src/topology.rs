@@ -78,7 +78,7 @@ impl Network {
         access: &AccessConfig,
     ) -> Result<(), ConfigError> {
         let link =
-            LinkConfig { rate_bps: access.rate_bps, delay_ns, queue: access.queue.clone(), loss: None, monitor: false };
+            LinkConfig { queue: access.queue.clone(), ..LinkConfig::plain(access.rate_bps, delay_ns) };
         self.add_link(format!("{prefix}_up"), host, router, link.clone(), "topology.access".into())?;
         self.add_link(format!("{prefix}_down"), router, host, link, "topology.access".into())?;
         Ok(())
@@ -256,7 +256,7 @@ mod tests {
     use crate::config::{BottleneckConfig, GraphLink, RouteConfig};
 
     pub(crate) fn link(rate_bps: u64, delay_ns: u64) -> LinkConfig {
-        LinkConfig { rate_bps, delay_ns, queue: Default::default(), loss: None, monitor: false }
+        LinkConfig::plain(rate_bps, delay_ns)
     }
 
     #[test]

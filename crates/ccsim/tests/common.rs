@@ -8,7 +8,7 @@ pub const MS: u64 = 1_000_000;
 pub const SEC: u64 = 1_000_000_000;
 
 pub fn link(rate_bps: u64, delay_ns: u64, queue: QdiscConfig) -> LinkConfig {
-    LinkConfig { rate_bps, delay_ns, queue, loss: None, monitor: true }
+    LinkConfig { queue, monitor: true, ..LinkConfig::plain(rate_bps, delay_ns) }
 }
 
 pub fn droptail(limit: u64, rule: DropRule) -> QdiscConfig {

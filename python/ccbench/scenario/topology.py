@@ -9,7 +9,11 @@ Dumbbell (the home-gateway picture: servers on the Internet side, clients at hom
                    queue = { kind = "droptail", limit = "20000B" } }
     # more bottleneck keys: down_delay / up_delay (override `delay` per direction),
     # up_queue (default: same as queue), loss (on the down link), up_loss,
+    # jitter (random delay on the down link), up_jitter,
     # monitor (sample both bottleneck queues; default true)
+    # A link rate may also be a Mahimahi trace or a schedule (scenario/linkrate.py):
+    #   down = { trace = "examples/traces/cellular.down" }
+    #   down = { schedule = [["0s", "10Mbit"], ["5s", "2Mbit"]], repeat = "10s" }
     access = { rate = "10Gbit", delay = "0ms", pair_delays = ["5ms", "20ms"] }
 
     Nodes: srv0..srv{N-1}, cli0..cli{N-1}, routers rtr_srv, rtr_cli. "down" is
@@ -84,6 +88,7 @@ from pydantic import Field, model_validator
 
 from .base import Table, tagged
 from .errors import fail
+from .linkrate import LinkJitter, LinkRate, rate_json, rate_text
 from .loss import Loss
 from .queue import DropTail, Queue, Red
 from .units import Duration, QLimit, QueueLimit, Rate, format_duration, format_rate
@@ -106,11 +111,15 @@ __all__ = [
 ]
 
 
-def link_json(rate: int, delay: int, queue: Any, loss: Any = None, monitor: bool = False) -> dict[str, Any]:
+def link_json(
+    rate: int, delay: int, queue: Any, loss: Any = None, monitor: bool = False, jitter: Any = None
+) -> dict[str, Any]:
     """One direction of a link as ``ccsim::config::LinkConfig``."""
-    out: dict[str, Any] = {"rate_bps": rate, "delay_ns": delay, "queue": queue.to_json()}
+    out: dict[str, Any] = {**rate_json(rate), "delay_ns": delay, "queue": queue.to_json()}
     if loss is not None:
         out["loss"] = loss.to_json()
+    if jitter is not None:
+        out["jitter"] = jitter.to_json()
     out["monitor"] = monitor
     return out
 
@@ -142,8 +151,8 @@ class Access(Table):
 
 
 class Bottleneck(Table):
-    down: Rate
-    up: Rate
+    down: LinkRate
+    up: LinkRate
     #: One-way propagation delay of each direction (unless down_delay/up_delay given).
     delay: Duration = 0
     down_delay: Optional[Duration] = None
@@ -155,6 +164,9 @@ class Bottleneck(Table):
     loss: Optional[Loss] = None
     #: Loss model on the up link (none by default, also when ``loss`` is given).
     up_loss: Optional[Loss] = None
+    #: Random delay on the down link (netem's jitter), and on the up link.
+    jitter: Optional[LinkJitter] = None
+    up_jitter: Optional[LinkJitter] = None
     monitor: bool = True
 
     @property
@@ -168,8 +180,8 @@ class Bottleneck(Table):
     def to_json(self) -> dict[str, Any]:
         up_q = self.up_queue if self.up_queue is not None else self.queue
         return {
-            "down": link_json(self.down, self.down_delay_ns, self.queue, self.loss, self.monitor),
-            "up": link_json(self.up, self.up_delay_ns, up_q, self.up_loss, self.monitor),
+            "down": link_json(self.down, self.down_delay_ns, self.queue, self.loss, self.monitor, self.jitter),
+            "up": link_json(self.up, self.up_delay_ns, up_q, self.up_loss, self.monitor, self.up_jitter),
         }
 
 
@@ -214,8 +226,8 @@ class Dumbbell(Table):
         if b.up_queue is not None:
             q += f", up {_queue_text(b.up_queue)}"
         return (
-            f"dumbbell, {pairs} pair{'s' * (pairs != 1)}: bottleneck down {format_rate(b.down)} / up "
-            f"{format_rate(b.up)}, base RTT {rtt}, queue {q}"
+            f"dumbbell, {pairs} pair{'s' * (pairs != 1)}: bottleneck down {rate_text(b.down)} / up "
+            f"{rate_text(b.up)}, base RTT {rtt}, queue {q}"
         )
 
 
@@ -223,7 +235,7 @@ class Dumbbell(Table):
 
 
 class HopOverride(Table):
-    rate: Optional[Rate] = None
+    rate: Optional[LinkRate] = None
     delay: Optional[Duration] = None
     queue: Optional[Queue] = None
     loss: Optional[Loss] = None
@@ -241,10 +253,12 @@ class ReverseLinks(Table):
 class ParkingLot(Table):
     kind: Literal["parking_lot"] = "parking_lot"
     hops: int = Field(ge=1)
-    rate: Rate
+    rate: LinkRate
     delay: Duration = 0
     queue: Queue = DropTail()
     loss: Optional[Loss] = None
+    #: Random delay on every forward hop.
+    jitter: Optional[LinkJitter] = None
     per_hop: list[HopOverride] = Field(default_factory=list)
     reverse: ReverseLinks = ReverseLinks()
     monitor: bool = True
@@ -291,7 +305,7 @@ class ParkingLot(Table):
         r = self.reverse
         for i in range(self.hops):
             rate, delay, queue, loss = self.hop(i)
-            fwd.append(link_json(rate, delay, queue, loss, self.monitor))
+            fwd.append(link_json(rate, delay, queue, loss, self.monitor, self.jitter))
             rev.append(
                 link_json(
                     r.rate if r.rate is not None else rate,
@@ -312,10 +326,11 @@ class ParkingLot(Table):
 class GraphLink(Table):
     from_: str = Field(alias="from")
     to: str
-    rate: Rate
+    rate: LinkRate
     delay: Duration = 0
     queue: Queue = DropTail()
     loss: Optional[Loss] = None
+    jitter: Optional[LinkJitter] = None
     name: Optional[str] = None
     monitor: bool = False
     #: Also add the same link in the opposite direction (named NAME_rev).
@@ -384,7 +399,8 @@ class Graph(Table):
         for link in self.links:
             for name, f, t in link.directions():
                 links.append(
-                    {"name": name, "from": f, "to": t, **link_json(link.rate, link.delay, link.queue, link.loss, link.monitor)}
+                    {"name": name, "from": f, "to": t,
+                     **link_json(link.rate, link.delay, link.queue, link.loss, link.monitor, link.jitter)}
                 )
         return {
             "kind": "graph",

@@ -7,7 +7,9 @@ use crate::config::{FlowConfig, SimConfig, TransportConfig};
 use crate::error::ConfigError;
 use crate::event::{Event, EventQueue};
 use crate::ids::{FlowId, LinkId, NodeId, PacketId};
-use crate::link::Link;
+use crate::link::{Link, LinkVar};
+use crate::link_jitter::DelayModel;
+use crate::link_rate::RateModel;
 use crate::loss::{Fate, LossModel};
 use crate::packet::{Packet, PacketPool, NEVER};
 use crate::qdisc::{AnyQdisc, QItem, Qdisc, QdiscOut, Reason};
@@ -109,6 +111,19 @@ impl Simulation {
                 )?)),
                 None => None,
             };
+            let rate = match &spec.cfg.rate_var {
+                Some(r) => Some(RateModel::new(r, &format!("{}.rate", spec.field))?),
+                None => None,
+            };
+            let delay = match &spec.cfg.jitter {
+                Some(j) => Some(DelayModel::new(
+                    j,
+                    spec.cfg.delay_ns,
+                    rng::stream(cfg.seed, &format!("link/{}/jitter", spec.name)),
+                    &format!("{}.jitter", spec.field),
+                )?),
+                None => None,
+            };
             links.push(Link {
                 name: spec.name.clone(),
                 from: spec.from,
@@ -123,6 +138,7 @@ impl Simulation {
                 pipe: Default::default(),
                 tx_pkts: 0,
                 tx_bytes: 0,
+                var: LinkVar::new(rate, delay),
             });
         }
         let mut sim = Simulation {
@@ -345,7 +361,10 @@ impl Simulation {
         if let Some(item) = next {
             link.in_service = Some(item.pkt);
             link.qdisc.tx_started(item.bytes);
-            let done = self.now + tx_time_ns(item.bytes, link.rate_bps);
+            let done = match link.var.as_deref_mut().and_then(|v| v.rate.as_mut()) {
+                None => self.now + tx_time_ns(item.bytes, link.rate_bps),
+                Some(r) => r.finish(item.bytes, self.now),
+            };
             self.events.schedule(done, Event::LinkTxDone(l));
         }
         self.apply_qdisc_verdicts(l);
@@ -436,6 +455,13 @@ impl Simulation {
                     self.log_drop(l, pid, 1, Reason::LossModel);
                 }
                 let link = &mut self.links[l.idx()];
+                if let Some(v) = link.var.as_deref_mut() {
+                    if v.delay.is_some() {
+                        self.jitter_wire(l, pid);
+                        self.start_tx(l);
+                        return;
+                    }
+                }
                 if link.delay_ns == 0 {
                     // A zero-delay wire (the default access link) hands the packet
                     // over at once: no pipe, no delivery event. The serialiser starts
@@ -456,7 +482,36 @@ impl Simulation {
         self.start_tx(l);
     }
 
+    /// A packet enters the wire of a link with a random delay.
+    #[cold]
+    fn jitter_wire(&mut self, l: LinkId, pid: PacketId) {
+        let link = &mut self.links[l.idx()];
+        let v = link.var.as_deref_mut().expect("a link with a delay model");
+        let arrive = v.delay.as_mut().expect("a delay model").arrival(self.now);
+        if v.reorders() {
+            // One delivery event per packet: events run in (time, entry) order, and so
+            // do the heap's pops, so each event pops the packet it was scheduled for.
+            v.entered += 1;
+            v.heap.push(std::cmp::Reverse((arrive, v.entered, pid)));
+            self.events.schedule(arrive, Event::LinkDeliver(l));
+        } else {
+            // Delivery times never decrease: the FIFO pipe holds.
+            link.pipe.push_back((arrive, pid));
+            if link.pipe.len() == 1 {
+                self.events.schedule(arrive, Event::LinkDeliver(l));
+            }
+        }
+    }
+
     fn link_deliver(&mut self, l: LinkId) {
+        if let Some(v) = self.links[l.idx()].var.as_deref_mut() {
+            if v.reorders() {
+                let std::cmp::Reverse((_, _, pid)) = v.heap.pop().expect("delivery from an empty wire");
+                let node = self.links[l.idx()].to;
+                self.arrive(node, pid);
+                return;
+            }
+        }
         let (_, pid) =
             crate::fifo::pop_front_rewind(&mut self.links[l.idx()].pipe).expect("delivery from an empty pipe");
         if let Some(&(next, _)) = self.links[l.idx()].pipe.front() {
