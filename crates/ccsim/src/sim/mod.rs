@@ -330,6 +330,7 @@ impl Simulation {
             Event::TransportTimer(f, k) => self.tcp_timer(f, k as usize),
             Event::SampleQueues => self.sample_queues(),
             Event::SampleState => self.sample_state(),
+            Event::LinkDeliverReordered(l) => self.link_deliver_reordered(l),
         }
     }
 
@@ -361,9 +362,10 @@ impl Simulation {
         if let Some(item) = next {
             link.in_service = Some(item.pkt);
             link.qdisc.tx_started(item.bytes);
-            let done = match link.var.as_deref_mut().and_then(|v| v.rate.as_mut()) {
-                None => self.now + tx_time_ns(item.bytes, link.rate_bps),
-                Some(r) => r.finish(item.bytes, self.now),
+            let done = if link.var.is_none() {
+                self.now + tx_time_ns(item.bytes, link.rate_bps)
+            } else {
+                Self::varying_tx_done(link, item.bytes, self.now)
             };
             self.events.schedule(done, Event::LinkTxDone(l));
         }
@@ -455,12 +457,10 @@ impl Simulation {
                     self.log_drop(l, pid, 1, Reason::LossModel);
                 }
                 let link = &mut self.links[l.idx()];
-                if let Some(v) = link.var.as_deref_mut() {
-                    if v.delay.is_some() {
-                        self.jitter_wire(l, pid);
-                        self.start_tx(l);
-                        return;
-                    }
+                if link.var.as_ref().is_some_and(|v| v.delay.is_some()) {
+                    self.jitter_wire(l, pid);
+                    self.start_tx(l);
+                    return;
                 }
                 if link.delay_ns == 0 {
                     // A zero-delay wire (the default access link) hands the packet
@@ -484,6 +484,7 @@ impl Simulation {
 
     /// A packet enters the wire of a link with a random delay.
     #[cold]
+    #[inline(never)]
     fn jitter_wire(&mut self, l: LinkId, pid: PacketId) {
         let link = &mut self.links[l.idx()];
         let v = link.var.as_deref_mut().expect("a link with a delay model");
@@ -493,7 +494,7 @@ impl Simulation {
             // do the heap's pops, so each event pops the packet it was scheduled for.
             v.entered += 1;
             v.heap.push(std::cmp::Reverse((arrive, v.entered, pid)));
-            self.events.schedule(arrive, Event::LinkDeliver(l));
+            self.events.schedule(arrive, Event::LinkDeliverReordered(l));
         } else {
             // Delivery times never decrease: the FIFO pipe holds.
             link.pipe.push_back((arrive, pid));
@@ -503,15 +504,25 @@ impl Simulation {
         }
     }
 
-    fn link_deliver(&mut self, l: LinkId) {
-        if let Some(v) = self.links[l.idx()].var.as_deref_mut() {
-            if v.reorders() {
-                let std::cmp::Reverse((_, _, pid)) = v.heap.pop().expect("delivery from an empty wire");
-                let node = self.links[l.idx()].to;
-                self.arrive(node, pid);
-                return;
-            }
+    /// End of serialisation on a link with a trace or schedule.
+    #[cold]
+    #[inline(never)]
+    fn varying_tx_done(link: &mut Link, bytes: u32, now: Nanos) -> Nanos {
+        match link.var.as_deref_mut().and_then(|v| v.rate.as_mut()) {
+            None => now + tx_time_ns(bytes, link.rate_bps),
+            Some(r) => r.finish(bytes, now),
         }
+    }
+
+    fn link_deliver_reordered(&mut self, l: LinkId) {
+        let link = &mut self.links[l.idx()];
+        let v = link.var.as_deref_mut().expect("a reordering link");
+        let std::cmp::Reverse((_, _, pid)) = v.heap.pop().expect("delivery from an empty wire");
+        let node = link.to;
+        self.arrive(node, pid);
+    }
+
+    fn link_deliver(&mut self, l: LinkId) {
         let (_, pid) =
             crate::fifo::pop_front_rewind(&mut self.links[l.idx()].pipe).expect("delivery from an empty pipe");
         if let Some(&(next, _)) = self.links[l.idx()].pipe.front() {
