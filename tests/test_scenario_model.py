@@ -443,7 +443,7 @@ def bad(path_fn):
         (
             lambda d: d["topology"]["bottleneck"].update(qeue={"limit": "10pkt"}),
             "topology.bottleneck.qeue: is not an accepted key",
-            "accepted keys: down, up, delay, down_delay, up_delay, queue, up_queue, loss, up_loss, monitor",
+            "accepted keys: down, up, delay, down_delay, up_delay, queue, up_queue, loss, up_loss, jitter, up_jitter, monitor",
         ),
         (lambda d: d.update(runn={}), "runn: is not an accepted key", "accepted keys: run, topology, flows"),
         (
