@@ -114,7 +114,7 @@ mod tests {
     use crate::routing::Hop;
 
     fn link(rate_bps: u64, delay_ns: u64) -> LinkConfig {
-        LinkConfig { rate_bps, delay_ns, queue: Default::default(), loss: None, monitor: false }
+        LinkConfig::plain(rate_bps, delay_ns)
     }
 
     fn leaf_spine(leaves: u32, spines: u32, hpl: u32) -> Network {

@@ -216,7 +216,10 @@ impl ScheduleRate {
         }
         match repeat {
             Some(p) if p <= *times.last().unwrap() => {
-                return bad(format!("repeat = {p} ns must be longer than the last point ({} ns)", times.last().unwrap()))
+                return bad(format!(
+                    "repeat = {p} ns must be longer than the last point ({} ns)",
+                    times.last().unwrap()
+                ))
             }
             Some(_) if rates.iter().all(|&r| r == 0) => return bad("every rate is 0: the link never sends".into()),
             None if *rates.last().unwrap() == 0 => {
@@ -367,12 +370,9 @@ mod tests {
     #[test]
     fn bad_schedules_are_refused() {
         let e = |t: &[u64], r: &[u64], p| {
-            RateModel::new(
-                &RateVarConfig::Schedule { times_ns: t.to_vec(), rates_bps: r.to_vec(), repeat_ns: p },
-                "f",
-            )
-            .unwrap_err()
-            .to_string()
+            RateModel::new(&RateVarConfig::Schedule { times_ns: t.to_vec(), rates_bps: r.to_vec(), repeat_ns: p }, "f")
+                .unwrap_err()
+                .to_string()
         };
         assert!(e(&[5], &[1], None).contains("time 0"));
         assert!(e(&[0, 0], &[1, 1], None).contains("must increase"));
