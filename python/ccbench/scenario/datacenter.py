@@ -21,11 +21,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
 from .errors import fail
 
+# numpy is imported inside the functions that draw a workload, so that `ccbench validate`
+# (which compiles scenarios) never loads it.
 if TYPE_CHECKING:
+    import numpy as np
+
     from .flows import Flow, ResolvedFlow
     from .model import Scenario
     from .topology import _Fabric
@@ -51,6 +53,7 @@ WILDCARDS = ("*", "random")
 
 def draw_sizes(name: str, n: int, rng: np.random.Generator) -> np.ndarray:
     """``n`` flow sizes in bytes from the named CDF (inverse-transform sampling)."""
+    import numpy as np
     pts = FLOW_SIZE_CDFS[name]
     p = np.array([q for q, _ in pts])
     pkts = np.array([s for _, s in pts], dtype=float)
@@ -58,6 +61,7 @@ def draw_sizes(name: str, n: int, rng: np.random.Generator) -> np.ndarray:
 
 
 def _rng(seed: int, index: int, what: int) -> np.random.Generator:
+    import numpy as np
     return np.random.default_rng([seed, index, what])
 
 
@@ -111,6 +115,8 @@ def apply_workload(scn: "Scenario", flows_json: list[dict[str, Any]], seed: int)
         f = resolved[rows[0]].flow
         n = len(rows)
         if getattr(f, "arrivals", "regular") == "poisson":
+            import numpy as np
+
             gaps = _rng(seed, index, 1).exponential(float(f.start_every or 0), n)
             starts = f.start + np.concatenate(([0.0], np.cumsum(gaps[:-1])))
             for k, t in zip(rows, starts):
