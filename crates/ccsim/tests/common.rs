@@ -79,3 +79,23 @@ pub fn delays(sim: &ccsim::Simulation, f: u32) -> Vec<u64> {
         .map(|i| p.t_arrive[i] - p.t_write[i])
         .collect()
 }
+
+/// A greedy TCP flow with congestion control `cc` (registry name, default parameters).
+pub fn bulk_tcp(name: &str, src: &str, dst: &str, cc: &str) -> FlowConfig {
+    let mut t = ccsim::tcp::TcpConfig::default();
+    t.cc.name = cc.into();
+    flow(name, src, dst, TransportConfig::Tcp(t), AppConfig::Bulk { bytes: None })
+}
+
+/// A dumbbell of `pairs` pairs whose downstream bottleneck has `queue`; the upstream
+/// direction (the ACKs) has a deep drop-tail buffer.
+pub fn dumbbell_q(pairs: u32, rate_bps: u64, one_way_ns: u64, queue: ccsim::qdisc::QdiscConfig) -> TopologyConfig {
+    TopologyConfig::Dumbbell {
+        pairs,
+        bottleneck: BottleneckConfig {
+            down: link(rate_bps, one_way_ns, queue),
+            up: link(rate_bps, one_way_ns, droptail(100_000, DropRule::Packets)),
+        },
+        access: AccessConfig::default(),
+    }
+}

@@ -32,8 +32,10 @@
 
 pub mod aimd;
 pub mod bbr;
+pub mod bbr3;
 pub mod bic;
 pub mod compound;
+pub mod copa;
 pub mod cubic;
 pub mod dctcp;
 pub mod fast;
@@ -434,6 +436,8 @@ any_cc! {
     Vegas(vegas::Vegas) => avoid,
     Fast(fast::Fast) => avoid,
     Bbr(bbr::Bbr) => control,
+    Bbr3(bbr3::Bbr3) => control,
+    Copa(copa::Copa) => control,
     Aimd(aimd::Aimd) => control,
     Dctcp(dctcp::Dctcp) => avoid,
     Compound(compound::Compound) => avoid,
@@ -631,6 +635,20 @@ static REGISTRY: &[CcSpec] = &[
         source: "Linux net/ipv4/tcp_bbr.c; Cardwell et al., ACM Queue 2016",
         params: bbr::PARAMS,
         build: bbr::build,
+    },
+    CcSpec {
+        name: "bbr3",
+        summary: "BBR v3: v1's model bounded by loss/ECN (inflight_hi at 2 % loss, beta 0.7), ProbeBW DOWN/CRUISE/REFILL/UP",
+        source: "Google BBR v3 (github.com/google/bbr v3 tcp_bbr.c); draft-ietf-ccwg-bbr",
+        params: bbr3::PARAMS,
+        build: bbr3::build,
+    },
+    CcSpec {
+        name: "copa",
+        summary: "Copa: rate toward 1/(delta d_q), +-v/(delta cwnd) per ACK with velocity v; ~1/delta packets queued per flow",
+        source: "Arun & Balakrishnan, NSDI 2018, Sec. 2 (default mode)",
+        params: copa::PARAMS,
+        build: copa::build,
     },
     CcSpec {
         name: "dctcp",

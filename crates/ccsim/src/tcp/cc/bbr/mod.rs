@@ -235,7 +235,7 @@ impl Bbr {
     }
 
     /// `bbr_rate_bytes_per_sec`: packets/µs << 24 times gain -> bytes/s, 1% below.
-    fn rate_bytes_per_sec(mss: u32, rate: u64, gain: u32) -> u64 {
+    pub(crate) fn rate_bytes_per_sec(mss: u32, rate: u64, gain: u32) -> u64 {
         let mut rate = rate * mss as u64;
         rate *= gain as u64;
         rate >>= BBR_SCALE;
@@ -269,7 +269,7 @@ impl Bbr {
     }
 
     /// `bbr_min_tso_segs`: single segments below 1.2 Mbit/s.
-    fn min_segs(pacing_rate: u64) -> u32 {
+    pub(crate) fn min_segs(pacing_rate: u64) -> u32 {
         if pacing_rate < MIN_TSO_RATE >> 3 {
             1
         } else {
@@ -278,7 +278,7 @@ impl Bbr {
     }
 
     /// `bbr_tso_segs_goal` with `sk_pacing_shift` = 10 (1 ms of data per burst).
-    fn tso_segs_goal(cx: &CcContext<'_>) -> u32 {
+    pub(crate) fn tso_segs_goal(cx: &CcContext<'_>) -> u32 {
         let rate = cx.sk.pacing_rate;
         let min_segs = Self::min_segs(rate);
         let bytes = (rate >> 10).min(65_536 - 1 - 320);
