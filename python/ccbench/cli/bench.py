@@ -181,13 +181,6 @@ def growth(rows: list[dict], key: str) -> list[float]:
     return out
 
 
-def fmt_bytes(b: float) -> str:
-    for unit, div in (("TB", 1e12), ("GB", 1e9), ("MB", 1e6)):
-        if b >= div:
-            return f"{b / div:.1f} {unit}"
-    return f"{b / 1e3:.0f} kB"
-
-
 SCALE_COLUMNS: tuple = (
     ("workload", lambda r: r["workload"]),
     ("flows", lambda r: f"{r['flows']:,}"),

@@ -177,7 +177,7 @@ def validate_cmd(
 
 def estimate_line(est: dict) -> str:
     """The pre-flight estimate in one line (``ccbench validate``)."""
-    from ccbench.cli.bench import fmt_bytes
+    from ccbench.fmt import fmt_bytes
 
     avail = est["available_bytes"]
     return (
