@@ -222,6 +222,20 @@ fn simulate<'py>(
     col!("completion_s", |s| secs1(s.completion_ns));
     out.set_item("flows", f)?;
 
+    let caps = pyo3::types::PyList::empty(py);
+    for (links, path, st) in sim.capture_stats() {
+        let c = PyDict::new(py);
+        c.set_item("link", links)?;
+        c.set_item("path", path)?;
+        c.set_item("packets", st.packets)?;
+        c.set_item("bytes", st.bytes)?;
+        c.set_item("skipped", st.skipped)?;
+        c.set_item("limit_reached_s", st.limit_reached_ns.map(|t| t as f64 * 1e-9))?;
+        c.set_item("error", st.error)?;
+        caps.append(c)?;
+    }
+    out.set_item("pcap", caps)?;
+
     out.set_item("link_names", sim.link_names())?;
     out.set_item("flow_names", sim.flow_names())?;
     out.set_item("reasons", Reason::ALL.iter().map(|r| r.as_str()).collect::<Vec<_>>())?;

@@ -30,8 +30,33 @@ pub struct SimConfig {
     /// such as ACK clocking; off by default because it grows with every packet).
     #[serde(default)]
     pub log_links: Vec<String>,
+    /// Packet captures (pcap files) of links; none by default.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub pcap: Vec<PcapConfig>,
     pub topology: TopologyConfig,
     pub flows: Vec<FlowConfig>,
+}
+
+/// A packet capture file of one or more links: every packet that leaves their
+/// transmitters, in time order, with IPv4/TCP/UDP headers built from the simulated
+/// packet (`crate::pcap`). Both directions of a link in one file are a tap on it.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PcapConfig {
+    /// Link names, as in the `queue` and `drops` tables.
+    pub links: Vec<String>,
+    /// File to write (created or truncated).
+    pub path: String,
+    /// Bytes kept of each packet (headers first, then zero-filled payload).
+    #[serde(default = "default_snaplen")]
+    pub snaplen: u32,
+    /// The file stops growing at this size (0 = no limit).
+    #[serde(default)]
+    pub max_bytes: u64,
+}
+
+fn default_snaplen() -> u32 {
+    96
 }
 
 fn default_queue_sample() -> u64 {

@@ -17,6 +17,7 @@ pub mod link_jitter;
 pub mod link_rate;
 pub mod loss;
 pub mod packet;
+pub mod pcap;
 pub mod qdisc;
 pub mod rng;
 pub mod routing;

@@ -32,6 +32,8 @@ pub struct Link {
     pub monitor: bool,
     /// Log every departure into the link log.
     pub log: bool,
+    /// Write every departure to the link's packet capture.
+    pub pcap: bool,
     /// The packet being serialised, if any.
     pub in_service: Option<PacketId>,
     /// Packets on the wire with their arrival times, oldest first.

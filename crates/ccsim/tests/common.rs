@@ -60,6 +60,7 @@ pub fn config(seed: u64, duration_ns: u64, topology: TopologyConfig, flows: Vec<
         state_sample_ns: 10 * MS,
         state_on_change: false,
         log_links: vec![],
+        pcap: vec![],
         topology,
         flows,
     }

@@ -89,9 +89,14 @@ def simulate(
     progress: Callable[[float], None] | None = None,
     stream_to: str | Path | None = None,
     chunk_rows: int = 1_000_000,
+    *,
+    pcap=None,
 ) -> Run:
     """Simulates ``scenario`` with ``seed`` (default: the scenario's ``run.seed``) and
     returns the :class:`Run`.
+
+    ``pcap`` (a :class:`ccbench.pcap.PcapOptions`) writes packet captures of links as
+    the run goes; ``run.meta["pcap"]`` then lists each file with what it holds.
 
     ``scenario`` is a :class:`ccbench.Scenario`, a path to a scenario file (``str`` or
     ``pathlib.Path``) or a dict shaped like the file. A Scenario changed in place is
@@ -108,11 +113,18 @@ def simulate(
     """
     scenario = as_scenario(scenario)
     config = scenario.to_sim_config(seed=seed)
+    run_config = config
+    if pcap is not None:
+        Path(pcap.directory).mkdir(parents=True, exist_ok=True)
+        # The saved sim_config stays the run's own: re-running it writes no capture.
+        run_config = {**config, "pcap": pcap.entries()}
     sink = ParquetSink(stream_to) if stream_to is not None else None
-    raw = simulate_config(config, progress, sink, chunk_rows)
+    raw = simulate_config(run_config, progress, sink, chunk_rows)
     run = to_run(raw)
     if sink is not None:
         sink.finish(run)
+    if pcap is not None:
+        run.meta["pcap"] = [dict(c) for c in raw["pcap"]]
     run.meta.update(
         {
             "backend": "sim",

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import typer
 
+from ccbench.cli import pcap_opts
 from ccbench.cli.errors import fail
 from ccbench.fmt import fmt_number, fmt_pct, fmt_rate, fmt_time
 
@@ -71,6 +72,10 @@ def run_cmd(
     out: Path = typer.Option(None, "--out", "-o", help="Directory to save the run in (Parquet tables + meta.json; with several seeds one seed-N/ folder each plus summary.parquet). Default: runs/<scenario>-seed<N>."),
     no_save: bool = typer.Option(False, "--no-save", help="Print the table only; do not save the run."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
+    fmt: str = typer.Option("text", "--format", "-f", help="text (tables) or json (one document on stdout: meta, every seed's flows, the mean and interval per flow; schema in the README)."),
+    pcap: list[str] = pcap_opts.PCAP,
+    pcap_snaplen: str = pcap_opts.SNAPLEN,
+    pcap_max_size: str = pcap_opts.MAX_SIZE,
 ) -> None:
     """Simulate a scenario and print per-flow throughput, loss and delay percentiles.
 
@@ -83,12 +88,18 @@ def run_cmd(
     The run is saved before anything else is done with it, so nothing is lost:
     load it again in Python with ccbench.load_run(DIR).
 
+    --pcap LINK writes OUT/LINK.pcap (also with --no-save): real IPv4/TCP/UDP
+    headers, simulated time, zero-filled payload up to --pcap-snaplen.
+
     Example: ccbench run examples/adsl1_voip.toml --seed 3 --out runs/adsl
+
+    Example: ccbench run examples/emu/cubic_10mbit.toml --pcap bottleneck_down+bottleneck_up --format json
     """
-    from ccbench.backends.sim import simulate
     from ccbench.cli.progress import output_console, sim_progress
     from ccbench.scenario import load_scenario
 
+    if fmt not in ("text", "json"):
+        raise fail(f"--format: {fmt!r} is not accepted (accepted: text, json)")
     sc = load_scenario(scenario)
     if out is not None and not no_save:
         from ccbench.atomicio import check_out_dir
@@ -96,29 +107,59 @@ def run_cmd(
         check_out_dir(out, "--out")  # before the simulation, not after it
     first = sc.run.seed if seed is None else seed
     seed_list = [first + i for i in range(sc.run.seeds if seeds is None else seeds)]
-    console = output_console()
+    console = output_console() if fmt == "text" else None
+    capture = (pcap, pcap_snaplen, pcap_max_size)
     if len(seed_list) > 1:
-        _run_seeds(sc, scenario, seed_list, out, no_save, quiet, console)
+        _run_seeds(sc, scenario, seed_list, out, no_save, quiet, console, capture)
         return
     target = out or Path("runs") / f"{scenario.stem}-seed{first}"
     with sim_progress(f"simulating {scenario.name}", enabled=not quiet) as progress:
         # The cwnd and queue tables stream into the run's folder as the run goes.
-        run = simulate(sc, seed=first, progress=progress, stream_to=None if no_save else target)
+        run = _simulate(sc, first, progress, capture, target, stream_to=None if no_save else target)
     if not no_save:
         run.save(target)
+    if console is None:
+        _print_json([run], scenario, None if no_save else target)
+        return
     stats = run.meta["stats"]
     console.print(flow_table(run, f"{scenario.name}  seed {run.meta['seed']}"))
     console.print(
         f"[dim]{stats['events']:,} events in {stats['wall_s']:.2f} s wall "
         f"({stats['events'] / max(stats['wall_s'], 1e-9) / 1e6:.1f} M events/s)[/dim]"
     )
+    pcap_opts.print_captures(run.meta.get("pcap", []), console)
     if not no_save:
         console.print(f"saved to {target}")
 
 
-def _run_seeds(sc, scenario: Path, seed_list: list[int], out, no_save: bool, quiet: bool, console) -> None:
+def _simulate(sc, seed: int, progress, capture: tuple, directory: Path, stream_to=None):
+    """One simulation, with the captures ``capture`` = (--pcap, --pcap-snaplen,
+    --pcap-max-size) asks for written into ``directory``; size-limit warnings on
+    stderr."""
+    from ccbench.backends.sim import SimulationError, simulate
+
+    opts = pcap_opts.pcap_options(*capture, directory)
+    try:
+        run = simulate(sc, seed=seed, progress=progress, stream_to=stream_to, pcap=opts)
+    except SimulationError as e:
+        err = pcap_opts.option_error(e)
+        if err is not None:
+            raise err from None
+        raise
+    pcap_opts.warn_captures(run.meta.get("pcap", []))
+    return run
+
+
+def _print_json(runs: list, scenario: Path, saved_to, summary=None) -> None:
+    import json
+
+    from ccbench.summary_json import run_document
+
+    typer.echo(json.dumps(run_document(runs, scenario, summary=summary, saved_to=saved_to), indent=2))
+
+
+def _run_seeds(sc, scenario: Path, seed_list: list[int], out, no_save: bool, quiet: bool, console, capture: tuple) -> None:
     """Every seed in turn, each saved as soon as it is done; then the summary."""
-    from ccbench.backends.sim import simulate
     from ccbench.cli.progress import sim_progress
     from ccbench.repetitions import seed_summary, seed_table
 
@@ -127,7 +168,7 @@ def _run_seeds(sc, scenario: Path, seed_list: list[int], out, no_save: bool, qui
     events = wall = 0.0
     for i, s in enumerate(seed_list, 1):
         with sim_progress(f"simulating {scenario.name} seed {s} ({i}/{len(seed_list)})", enabled=not quiet) as progress:
-            run = simulate(sc, seed=s, progress=progress)
+            run = _simulate(sc, s, progress, capture, target / f"seed-{s}")
         if not no_save:
             run.save(target / f"seed-{s}")
         events += run.meta["stats"]["events"]
@@ -137,9 +178,14 @@ def _run_seeds(sc, scenario: Path, seed_list: list[int], out, no_save: bool, qui
     if not no_save:
         summary.to_parquet(target / "summary.parquet", index=False)
         seed_table(runs).to_parquet(target / "flows.parquet", index=False)
+    if console is None:
+        _print_json(runs, scenario, None if no_save else target, summary)
+        return
     title = f"{scenario.name}  seeds {seed_list[0]}..{seed_list[-1]}"
     console.print(seeds_table(summary, title, len(seed_list)))
     console.print(f"[dim]{events:,.0f} events in {wall:.2f} s wall over {len(seed_list)} runs[/dim]")
+    for run in runs:
+        pcap_opts.print_captures(run.meta.get("pcap", []), console)
     if not no_save:
         console.print(f"saved to {target}/seed-N/ (one run per seed) and {target}/summary.parquet")
 

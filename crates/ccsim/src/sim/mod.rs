@@ -1,6 +1,9 @@
 //! The simulation: the event loop and the world it acts on.
 
+mod capture;
 mod tcp;
+
+pub use capture::node_addr;
 
 use crate::app::App;
 use crate::config::{FlowConfig, SimConfig, TransportConfig};
@@ -17,6 +20,7 @@ use crate::rng::{self, Rng};
 use crate::routing::{Hop, Routing};
 use crate::time::{tx_time_ns, Nanos};
 use crate::topology::Network;
+use crate::pcap::PcapStats;
 use crate::trace::{percentile, FlowSummary, Traces};
 
 /// How a flow moves its messages.
@@ -73,6 +77,8 @@ pub struct Simulation {
     state_sample_ns: Nanos,
     state_on_change: bool,
     monitored: Vec<LinkId>,
+    /// Packet captures (`SimConfig::pcap`); `None` in a run without any.
+    captures: Option<Box<capture::Captures>>,
 }
 
 impl Simulation {
@@ -134,6 +140,7 @@ impl Simulation {
                 loss,
                 monitor: spec.cfg.monitor,
                 log: cfg.log_links.iter().any(|n| *n == spec.name),
+                pcap: cfg.pcap.iter().any(|c| c.links.contains(&spec.name)),
                 in_service: None,
                 pipe: Default::default(),
                 tx_pkts: 0,
@@ -141,7 +148,9 @@ impl Simulation {
                 var: LinkVar::new(rate, delay),
             });
         }
+        let captures = capture::Captures::open(&cfg.pcap, &net)?.map(Box::new);
         let mut sim = Simulation {
+            captures,
             now: 0,
             end_ns: cfg.duration_ns,
             events: EventQueue::default(),
@@ -307,6 +316,9 @@ impl Simulation {
             }
         }
         progress(&mut self.traces, 1.0);
+        if let Some(c) = self.captures.as_deref_mut() {
+            c.finish();
+        }
         self.merge_parallel_deliveries();
         RunStats {
             events: self.events.processed,
@@ -423,25 +435,10 @@ impl Simulation {
         let bytes = self.pool.get(pid).bytes;
         link.tx_pkts += 1;
         link.tx_bytes += bytes as u64;
-        if link.log {
-            let p = self.pool.get(pid);
-            let lg = &mut self.traces.link_log;
-            lg.link.push(l.0);
-            lg.t.push(self.now);
-            lg.flow.push(p.flow.0);
-            lg.bytes.push(p.bytes);
-            lg.data.push(p.to_receiver);
-            lg.seq.push(match self.flows[p.flow.idx()].transport {
-                Transport::Udp { .. } => self.traces.packets.msg[p.msg as usize],
-                Transport::Tcp(_) => {
-                    if p.to_receiver {
-                        p.seg.seq
-                    } else {
-                        p.seg.ack
-                    }
-                }
-            });
+        if link.log || link.pcap {
+            self.record_departure(l, pid);
         }
+        let link = &mut self.links[l.idx()];
         let fate = match link.loss.as_mut() {
             Some(m) => m.decide(self.pool.get(pid).ect),
             None => Fate::Pass,
@@ -520,6 +517,34 @@ impl Simulation {
         let std::cmp::Reverse((_, _, pid)) = v.heap.pop().expect("delivery from an empty wire");
         let node = link.to;
         self.arrive(node, pid);
+    }
+
+    /// A packet finished serialisation on a logged or captured link: out of line, so
+    /// that links with neither pay one test of two flags.
+    #[inline(never)]
+    fn record_departure(&mut self, l: LinkId, pid: PacketId) {
+        if self.links[l.idx()].log {
+            let p = self.pool.get(pid);
+            let lg = &mut self.traces.link_log;
+            lg.link.push(l.0);
+            lg.t.push(self.now);
+            lg.flow.push(p.flow.0);
+            lg.bytes.push(p.bytes);
+            lg.data.push(p.to_receiver);
+            lg.seq.push(match self.flows[p.flow.idx()].transport {
+                Transport::Udp { .. } => self.traces.packets.msg[p.msg as usize],
+                Transport::Tcp(_) => {
+                    if p.to_receiver {
+                        p.seg.seq
+                    } else {
+                        p.seg.ack
+                    }
+                }
+            });
+        }
+        if self.links[l.idx()].pcap {
+            self.capture_departure(l, pid);
+        }
     }
 
     fn link_deliver(&mut self, l: LinkId) {
@@ -737,6 +762,12 @@ impl Simulation {
             Transport::Tcp(g) => g.conns.first().map(|c| &c.snd),
             Transport::Udp { .. } => None,
         }
+    }
+
+    /// What each packet capture file wrote: (links joined with "+", path, stats), in
+    /// configuration order.
+    pub fn capture_stats(&self) -> Vec<(String, String, PcapStats)> {
+        self.captures.as_ref().map_or_else(Vec::new, |c| c.stats())
     }
 
     /// Total packets serialised on `link` so far.
