@@ -85,6 +85,8 @@ pub struct Direction {
     pub spin_ns: u64,
     /// Run start (packets before it are forwarded but traces start at 0 there).
     pub t0: u64,
+    /// Packet capture of this direction's departures, if asked for.
+    pub tap: Option<crate::capture::Tap>,
 }
 
 struct Pool {
@@ -192,6 +194,9 @@ fn handle(d: &mut Direction, pool: &mut Pool, logs: &mut Logs, out: &mut Vec<Out
                     logs.write_errors += 1;
                 } else {
                     logs.pkts_written += 1;
+                }
+                if let Some(tap) = &d.tap {
+                    tap.send(t, &buf[..n]);
                 }
                 if logs.errors.len() < MAX_ERRORS {
                     logs.errors.push(t as i64 - at as i64);

@@ -3,6 +3,7 @@
 //! - [`pipe`]: one direction of the bottleneck as a pure event machine (access delays,
 //!   the ccsim qdisc, the link transmitter, the ccsim loss model, propagation delay);
 //! - [`bottleneck`]: the real-time I/O thread driving a pipe between two TUN devices;
+//! - [`capture`]: pcap files of the packets leaving the bottleneck;
 //! - [`packet`]: IPv4/TCP/UDP inspection and the 5-tuple -> scenario flow map;
 //! - [`probe`]: TCP/UDP senders and receivers with `TCP_INFO` sampling;
 //! - [`sys`]: clock, precise waiting, netns and TUN system calls.
@@ -14,6 +15,7 @@
 //! namespace has one TUN device.
 
 pub mod bottleneck;
+pub mod capture;
 pub mod packet;
 pub mod pipe;
 pub mod probe;

@@ -186,6 +186,7 @@ fn bottleneck_cmd(m: &HashMap<String, String>) {
             ccemu::MAX_PAIRS
         ));
     }
+    ccemu::capture::check(&cfg.pcap).unwrap_or_else(|e| die(e));
     let out = PathBuf::from(need(m, "out"));
     std::fs::create_dir_all(&out).unwrap_or_else(|e| die(format!("--out: {e}")));
     let ifname = m.get("ifname").cloned().unwrap_or_else(|| "ccb0".into());
@@ -238,6 +239,7 @@ fn bottleneck_cmd(m: &HashMap<String, String>) {
         }
     };
     let stop = Arc::new(AtomicBool::new(false));
+    let (captures, [tap_down, tap_up]) = ccemu::capture::start(&cfg.pcap).unwrap_or_else(|e| die(e));
     let down = Direction {
         link: 0,
         monitor: bn.down.monitor,
@@ -249,6 +251,7 @@ fn bottleneck_cmd(m: &HashMap<String, String>) {
         post: Box::new(cli_delay.clone()),
         spin_ns,
         t0,
+        tap: tap_down,
     };
     let up = Direction {
         link: 1,
@@ -261,6 +264,7 @@ fn bottleneck_cmd(m: &HashMap<String, String>) {
         post: Box::new(srv_delay),
         spin_ns,
         t0,
+        tap: tap_up,
     };
     let mut handles = Vec::new();
     for (name, d) in [("down", down), ("up", up)] {
@@ -298,7 +302,9 @@ fn bottleneck_cmd(m: &HashMap<String, String>) {
     for (name, h) in handles {
         logs.push((name, h.join().unwrap_or_else(|_| die("bottleneck thread panicked"))));
     }
-    write_outputs(&out, &mut logs, t0, spin_ns, pairs).unwrap_or_else(|e| die(format!("writing logs: {e}")));
+    // the directions' taps went with their threads: the writers drain and end
+    let pcap = ccemu::capture::finish(captures, t0);
+    write_outputs(&out, &mut logs, t0, spin_ns, pairs, pcap).unwrap_or_else(|e| die(format!("writing logs: {e}")));
     drop(srv_fd);
     drop(cli_fd);
     println!("DONE");
@@ -310,6 +316,7 @@ fn write_outputs(
     t0: u64,
     spin_ns: u64,
     pairs: u32,
+    pcap: Vec<serde_json::Value>,
 ) -> io::Result<()> {
     let mut q = Vec::new();
     let mut d = Vec::new();
@@ -365,6 +372,7 @@ fn write_outputs(
         "link_names": ["bottleneck_down", "bottleneck_up"],
         "reasons": bottleneck::reason_names(),
         "directions": dirs,
+        "pcap": pcap,
     });
     std::fs::write(out.join("bottleneck.json"), serde_json::to_string_pretty(&meta)?)?;
     Ok(())

@@ -13,6 +13,20 @@ pub fn mono_ns() -> u64 {
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
 
+/// CLOCK_REALTIME at the moment CLOCK_MONOTONIC read `mono`: the offset between the
+/// clocks is read once per process (a wall-clock step during a run does not bend the
+/// capture's timeline).
+pub fn realtime_from_mono(mono: u64) -> u64 {
+    static OFFSET: std::sync::OnceLock<i128> = std::sync::OnceLock::new();
+    let off = *OFFSET.get_or_init(|| {
+        let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+        let m0 = mono_ns();
+        unsafe { libc::clock_gettime(libc::CLOCK_REALTIME, &mut ts) };
+        ts.tv_sec as i128 * 1_000_000_000 + ts.tv_nsec as i128 - m0 as i128
+    });
+    (mono as i128 + off).max(0) as u64
+}
+
 /// Timer slack of the calling thread (1 ns: wake-ups as precise as the kernel allows).
 pub fn set_timer_slack_ns(ns: u64) {
     unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, ns as libc::c_ulong, 0, 0, 0) };

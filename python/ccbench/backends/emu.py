@@ -87,6 +87,18 @@ _IGNORED_TCP = (
 )
 
 
+def _check_pcap(pcap) -> None:
+    """The emulator captures where it forwards packets: the bottleneck."""
+    from ccbench.pcap import split_spec
+
+    for spec in pcap.links if pcap is not None else ():
+        for name in split_spec(spec):
+            if name not in ("bottleneck_down", "bottleneck_up"):
+                raise EmulationError(
+                    f"--pcap: {name!r}: the emulator captures the bottleneck only (accepted: bottleneck_down, bottleneck_up)"
+                )
+
+
 def _host(name: str) -> tuple[str, str]:
     """(side, address) of dumbbell host ``srv{i}`` / ``cli{i}``."""
     for side in ("srv", "cli"):
@@ -278,6 +290,7 @@ def emulate(
     rt_prio: int = 10,
     workdir: Optional[str] = None,
     keep: bool = False,
+    pcap=None,
 ) -> Run:
     """Runs ``scenario`` with the real kernel TCP through the ``ccemu`` bottleneck and
     returns the :class:`Run` (same tables and columns as :func:`ccbench.simulate`).
@@ -289,9 +302,12 @@ def emulate(
     threads SCHED_FIFO at that priority. The probes' and the bottleneck's raw files go
     to ``workdir`` (kept), or to a temporary directory removed at the end unless
     ``keep``; leftovers of earlier runs that died (namespaces, pid files, work
-    directories) are removed first.
+    directories) are removed first. ``pcap`` (:class:`ccbench.pcap.PcapOptions` of
+    ``bottleneck_down`` / ``bottleneck_up``) writes the kernel's packets as they leave
+    the bottleneck, with wall-clock timestamps; ``run.meta["pcap"]`` lists them.
     """
     config = scenario.to_sim_config(seed=seed)
+    _check_pcap(pcap)
     info = system.require()
     ccemu = info["ccemu"]
     run_id = secrets.token_hex(4)
@@ -327,7 +343,9 @@ def emulate(
             if r.returncode != 0:
                 raise EmulationError(f"sysctl in {ns[side]} failed: {r.stderr.strip()}")
         # Bottleneck.
-        (tmp / "sim.json").write_text(json.dumps(config))
+        if pcap is not None:
+            Path(pcap.directory).mkdir(parents=True, exist_ok=True)
+        (tmp / "sim.json").write_text(json.dumps({**config, "pcap": pcap.entries()} if pcap else config))
         flow_specs = [
             {"flow": p["index"], "proto": p["transport"], "src": p["src_ip"], "sport": p["sport"], "dst": p["dst_ip"], "dport": p["dport"], "trace": p["cbr"]}
             for p in plan.flows
@@ -425,6 +443,8 @@ def emulate(
     if progress is not None:
         progress(1.0)
     timing = {d: v["timing_error_ns"] for d, v in bmeta["directions"].items()}
+    if pcap is not None:
+        run.meta["pcap"] = bmeta.get("pcap", [])
     run.meta.update(
         {
             "backend": "emu",

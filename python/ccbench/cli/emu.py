@@ -8,6 +8,7 @@ from pathlib import Path
 
 import typer
 
+from ccbench.cli import pcap_opts
 from ccbench.cli.errors import fail
 
 emu_app = typer.Typer(
@@ -56,10 +57,19 @@ def run_cmd(
     rt_prio: int = typer.Option(10, "--rt-prio", help="SCHED_FIFO priority of the bottleneck threads (0 = normal scheduling)."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
     keep: bool = typer.Option(False, "--keep", help="Keep the work directory with the probes' raw files (its path is in meta.json, emu.files)."),
+    pcap: list[str] = pcap_opts.PCAP,
+    pcap_snaplen: str = pcap_opts.SNAPLEN,
+    pcap_max_size: str = pcap_opts.MAX_SIZE,
 ) -> None:
     """Emulate a scenario (real kernel TCP) and print the same per-flow table as ``ccbench run``.
 
+    --pcap bottleneck_down (or bottleneck_up, or both joined with +) writes the
+    kernel's packets as they leave the bottleneck to OUT/LINK.pcap, handshake
+    included, with wall-clock timestamps.
+
     Example: sudo ccbench emu run examples/adsl1_voip.toml --seed 1
+
+    Example: sudo ccbench emu run examples/emu/cubic_10mbit.toml --pcap bottleneck_down+bottleneck_up
     """
     from ccbench.backends.emu import emulate
     from ccbench.cli.progress import sim_progress
@@ -72,28 +82,30 @@ def run_cmd(
     info_interval_s = duration_s(info_interval if info_interval_ms is None else f"{info_interval_ms}ms", "--info-interval")
     spin_s = duration_s(spin if spin_us is None else f"{spin_us}us", "--spin", positive=False)
     sc = load_scenario(scenario)
+    target = out or Path("runs") / f"{scenario.stem}-emu-seed{sc.run.seed if seed is None else seed}"
     if out is not None and not no_save:
         from ccbench.atomicio import check_out_dir
 
         check_out_dir(out, "--out")  # before the run, not after it
+    capture = pcap_opts.pcap_options(pcap, pcap_snaplen, pcap_max_size, target)
     try:
         with sim_progress(f"emulating {scenario.name}", enabled=not quiet) as progress:
-            run = emulate(sc, seed=seed, progress=progress, info_interval=info_interval_s, spin_us=round(spin_s * 1e6), rt_prio=rt_prio, keep=keep)
+            run = emulate(sc, seed=seed, progress=progress, info_interval=info_interval_s, spin_us=round(spin_s * 1e6), rt_prio=rt_prio, keep=keep, pcap=capture)
     except EmulationError as e:
         raise fail(str(e))
+    pcap_opts.warn_captures(run.meta.get("pcap", []))
     from ccbench.cli.progress import output_console
 
     console = output_console()
-    target = None
     if not no_save:
-        target = out or Path("runs") / f"{scenario.stem}-emu-seed{run.meta['seed']}"
         run.save(target)
     console.print(flow_table(run, f"{scenario.name}  seed {run.meta['seed']}  (emulated, kernel {run.meta['versions']['kernel']})"))
     for line in _timing_lines(run):
         console.print(f"[dim]{line}[/dim]")
     for msg in run.meta["emu"]["ignored"]:
         console.print(f"[yellow]ignored by the emulator:[/yellow] {msg}")
-    if target is not None:
+    pcap_opts.print_captures(run.meta.get("pcap", []), console)
+    if not no_save:
         console.print(f"saved to {target}")
 
 
