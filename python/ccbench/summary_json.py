@@ -65,7 +65,7 @@ def run_document(
             "scenario_file": str(scenario_file),
             "backend": first.get("backend"),
             "seeds": [int(r.meta["seed"]) for r in runs],
-            "duration_s": plain(config["duration_ns"] * 1e-9) if "duration_ns" in config else None,
+            "duration_s": config["duration_ns"] / 1e9 if "duration_ns" in config else None,
             "ccbench_version": __version__,
             "saved_to": None if saved_to is None else str(saved_to),
         },
