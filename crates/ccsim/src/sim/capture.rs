@@ -93,7 +93,10 @@ impl Captures {
             for name in &c.links {
                 let Some(l) = net.links.iter().position(|l| l.name == *name) else {
                     let names: Vec<&str> = net.links.iter().map(|l| l.name.as_str()).collect();
-                    return Err(ConfigError::new(field("links"), format!("no link named {name:?}; links are {names:?}")));
+                    return Err(ConfigError::new(
+                        field("links"),
+                        format!("no link named {name:?}; links are {names:?}"),
+                    ));
                 };
                 if file_of_link[l] != NONE {
                     return Err(ConfigError::new(field("links"), format!("link {name:?} is captured twice")));
@@ -150,9 +153,13 @@ impl Simulation {
         let (sport, dport) = if p.to_receiver { (snd_port, rcv_port) } else { (rcv_port, snd_port) };
         cap.buf.clear();
         let len = match self.flows[k as usize].transport {
-            Transport::Udp { .. } => {
-                wire::udp_packet(&mut cap.buf, &ip, sport, dport, p.bytes.saturating_sub(wire::IP_HEADER + wire::UDP_HEADER))
-            }
+            Transport::Udp { .. } => wire::udp_packet(
+                &mut cap.buf,
+                &ip,
+                sport,
+                dport,
+                p.bytes.saturating_sub(wire::IP_HEADER + wire::UDP_HEADER),
+            ),
             Transport::Tcp(_) => {
                 let s = &p.seg;
                 let mut sacks = [(0u32, 0u32); crate::tcp::MAX_SACK_BLOCKS];

@@ -15,12 +15,12 @@ use crate::link_jitter::DelayModel;
 use crate::link_rate::RateModel;
 use crate::loss::{Fate, LossModel};
 use crate::packet::{Packet, PacketPool, NEVER};
+use crate::pcap::PcapStats;
 use crate::qdisc::{AnyQdisc, QItem, Qdisc, QdiscOut, Reason};
 use crate::rng::{self, Rng};
 use crate::routing::{Hop, Routing};
 use crate::time::{tx_time_ns, Nanos};
 use crate::topology::Network;
-use crate::pcap::PcapStats;
 use crate::trace::{percentile, FlowSummary, Traces};
 
 /// How a flow moves its messages.
