@@ -68,6 +68,7 @@ pub fn parse(buf: &[u8]) -> Option<Parsed> {
 /// Sets CE on an ECT packet and fixes the IPv4 header checksum. Returns false for a
 /// Not-ECT packet (left unchanged).
 pub fn set_ce(buf: &mut [u8]) -> bool {
+    use ccsim::pcap::wire::{checksum, sum16};
     if buf.len() < 20 || buf[1] & 0x03 == 0 {
         return false;
     }
@@ -75,14 +76,7 @@ pub fn set_ce(buf: &mut [u8]) -> bool {
     let ihl = ((buf[0] & 0x0f) as usize) * 4;
     buf[10] = 0;
     buf[11] = 0;
-    let mut sum: u32 = 0;
-    for i in (0..ihl.min(buf.len())).step_by(2) {
-        sum += u16::from_be_bytes([buf[i], buf[i + 1]]) as u32;
-    }
-    while sum >> 16 != 0 {
-        sum = (sum & 0xffff) + (sum >> 16);
-    }
-    let c = !(sum as u16);
+    let c = checksum(sum16(0, &buf[..ihl.min(buf.len())]));
     buf[10..12].copy_from_slice(&c.to_be_bytes());
     true
 }
