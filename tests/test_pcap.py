@@ -132,7 +132,7 @@ def test_addresses_and_ports_name_hosts_flows_and_connections(captured):
     _, files = captured
     pkts = read(files["bottleneck_down+bottleneck_up"]["path"])
     seen = {(ip.src, ip.data.sport, ip.dst, ip.data.dport, ip.p) for _, _, ip in pkts}
-    a = lambda side, i: bytes([10, 77, side, i + 1])  # noqa: E731 - the emulator's addresses
+    a = lambda side, i: bytes([10, 77 + side, 0, i + 1])  # noqa: E731 - the emulator's addresses
     assert (a(1, 0), 20000, a(2, 0), 30000, 6) in seen  # bulk data
     assert (a(2, 0), 30000, a(1, 0), 20000, 6) in seen  # bulk ACKs
     assert (a(1, 2), 20002, a(2, 2), 30002, 6) in seen and (a(1, 2), 20003, a(2, 2), 30002, 6) in seen  # par's 2 conns

@@ -51,7 +51,7 @@ def test_emulator_writes_the_kernels_packets_at_the_bottleneck(tmp_path):
     assert c["overflow"] == 0 and c["error"] is None
     first = pkts[0][2].data
     assert first.flags & dpkt.tcp.TH_SYN and first.sport == 20000 and first.dport == 30000
-    assert pkts[0][2].src == bytes([10, 77, 1, 1])  # the address the simulator's capture uses too
+    assert pkts[0][2].src == bytes([10, 78, 0, 1])  # the address the simulator's capture uses too
     for _, n, ip in pkts:
         assert ip.len == n and ones_complement_ok(bytes(ip)[:20]) and transport_ok(ip)
     data = sum(len(ip.data.data) for _, _, ip in pkts if ip.data.sport == 20000)

@@ -177,7 +177,7 @@ pub fn udp_packet(buf: &mut Vec<u8>, ip: &Ip, sport: u16, dport: u16, payload: u
 mod tests {
     use super::*;
 
-    const IP: Ip = Ip { src: [10, 77, 1, 1], dst: [10, 77, 2, 1], ecn: ECN_ECT0 };
+    const IP: Ip = Ip { src: [10, 78, 0, 1], dst: [10, 79, 0, 1], ecn: ECN_ECT0 };
 
     /// Verifies a checksum the way a receiver does: the sum over the covered bytes,
     /// checksum included, folds to all ones.

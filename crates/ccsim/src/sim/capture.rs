@@ -6,8 +6,9 @@
 //!
 //! What the headers carry:
 //! - addresses per host: dumbbell hosts `srv{i}` / `cli{i}` get the emulator's
-//!   addresses (`10.77.1.{i+1}` / `10.77.2.{i+1}`), so one filter fits both backends;
-//!   any other node `n` (index) gets `10.78.{(n+1)/256}.{(n+1)%256}`;
+//!   addresses (`10.78.0.1` for srv0, `10.79.0.1` for cli0: host i + 1 of a /16 per
+//!   side), so one filter fits both backends; any other node (index k) gets
+//!   `10.80.0.0` + k + 1;
 //! - ports per flow and connection as the emulator binds them: the sender's is
 //!   `20000 + flow + conn`, the receiver's `30000 + flow` (so each connection of a flow
 //!   has its own 4-tuple);
@@ -35,6 +36,8 @@ use crate::topology::Network;
 /// Window scale shift applied to the advertised receive window.
 const WSCALE: u32 = 7;
 const SPORT0: u32 = 20_000;
+/// Hosts per side in the emulator's addressing plan (`ccemu::MAX_PAIRS`).
+const MAX_PAIRS: u32 = 65_534;
 const DPORT0: u32 = 30_000;
 
 /// One capture file and what it wrote.
@@ -60,16 +63,18 @@ const NONE: u32 = u32::MAX;
 
 /// The IPv4 address of node `idx` named `name` (module docs).
 pub fn node_addr(name: &str, idx: usize) -> [u8; 4] {
-    for (prefix, octet) in [("srv", 1u8), ("cli", 2u8)] {
+    // the emulator's plan (`ccemu::host_addr`): one /16 per side, host i is i + 1
+    for (prefix, octet) in [("srv", 78u8), ("cli", 79u8)] {
         if let Some(i) = name.strip_prefix(prefix).and_then(|s| s.parse::<u32>().ok()) {
             // only the canonical spelling: "srv01" or "srv+1" must not share srv1's address
-            if i < 254 && i.to_string() == name[prefix.len()..] {
-                return [10, 77, octet, i as u8 + 1];
+            if i < MAX_PAIRS && i.to_string() == name[prefix.len()..] {
+                let n = i + 1;
+                return [10, octet, (n >> 8) as u8, n as u8];
             }
         }
     }
     let n = idx as u32 + 1;
-    [10, 78, (n >> 8) as u8, n as u8]
+    [10, (80 + (n >> 16)).min(255) as u8, (n >> 8) as u8, n as u8]
 }
 
 /// A port in the registered/dynamic range, wrapping for very many flows.
@@ -200,12 +205,14 @@ mod tests {
 
     #[test]
     fn dumbbell_hosts_get_the_emulator_addresses() {
-        assert_eq!(node_addr("srv0", 2), [10, 77, 1, 1]);
-        assert_eq!(node_addr("cli3", 9), [10, 77, 2, 4]);
-        assert_eq!(node_addr("rtr_srv", 0), [10, 78, 0, 1]);
-        assert_eq!(node_addr("srv+1", 300), [10, 78, 1, 45]);
-        assert_eq!(node_addr("srv400", 5), [10, 78, 0, 6]);
-        assert_eq!(node_addr("srv01", 7), [10, 78, 0, 8]);
+        assert_eq!(node_addr("srv0", 2), [10, 78, 0, 1]);
+        assert_eq!(node_addr("cli3", 9), [10, 79, 0, 4]);
+        assert_eq!(node_addr("srv300", 9), [10, 78, 1, 45]);
+        assert_eq!(node_addr("rtr_srv", 0), [10, 80, 0, 1]);
+        assert_eq!(node_addr("srv+1", 300), [10, 80, 1, 45]);
+        assert_eq!(node_addr("srv70000", 5), [10, 80, 0, 6]);
+        assert_eq!(node_addr("srv01", 7), [10, 80, 0, 8]);
+        assert_eq!(node_addr("h", 70_000), [10, 81, 0x11, 0x71]);
     }
 
     #[test]
