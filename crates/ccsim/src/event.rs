@@ -22,8 +22,6 @@ pub enum Event {
     SampleQueues,
     /// Periodic sampling of TCP state.
     SampleState,
-    /// One packet on a reordering (jittered) link's wire reaches the far end.
-    LinkDeliverReordered(LinkId),
 }
 
 impl Event {
@@ -39,7 +37,6 @@ impl Event {
             Event::TransportTimer(f, k) => (3, f.0, k),
             Event::SampleQueues => (4, 0, 0),
             Event::SampleState => (5, 0, 0),
-            Event::LinkDeliverReordered(l) => (6, l.0, 0),
         };
         debug_assert!(b < 1 << 24);
         tag << 56 | (b as u64) << 32 | a as u64
@@ -54,7 +51,6 @@ impl Event {
             2 => Event::AppWake(FlowId(a)),
             3 => Event::TransportTimer(FlowId(a), ((code >> 32) & 0xFF_FFFF) as u32),
             4 => Event::SampleQueues,
-            6 => Event::LinkDeliverReordered(LinkId(a)),
             _ => Event::SampleState,
         }
     }
@@ -293,13 +289,12 @@ mod tests {
         for round in 0..50 {
             for _ in 0..rng.random_range(0..40) {
                 let t = rng.random_range(0..200u64);
-                let ev = match rng.random_range(0..7) {
+                let ev = match rng.random_range(0..6) {
                     0 => Event::LinkTxDone(LinkId(rng.random())),
                     1 => Event::LinkDeliver(LinkId(rng.random())),
                     2 => Event::AppWake(FlowId(rng.random())),
                     3 => Event::TransportTimer(FlowId(rng.random()), rng.random_range(0..64)),
                     4 => Event::SampleQueues,
-                    5 => Event::LinkDeliverReordered(LinkId(rng.random())),
                     _ => Event::SampleState,
                 };
                 q.schedule(t + round * 10, ev);

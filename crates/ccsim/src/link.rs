@@ -7,9 +7,11 @@
 //!
 //! A link may instead have a time-varying rate (`link_rate`: Mahimahi trace or
 //! schedule) or a random delay (`link_jitter`); both live behind one pointer
-//! (`var`), so constant links pay one null check. An order-keeping random delay still
-//! fills the FIFO (its delivery times never decrease); a reordering one keeps its
-//! packets in a heap and gives each its own delivery event.
+//! (`var`) and are flagged in the fields the hot path reads anyway (`rate_bps = 0`,
+//! `delay_ns = DELAY_VARIES`), so constant links do no extra work. An order-keeping
+//! random delay still fills the FIFO (its delivery times never decrease); a
+//! reordering one keeps its packets in a heap and gives each its own delivery event,
+//! which finds the FIFO empty.
 
 use crate::ids::{NodeId, PacketId};
 use crate::link_jitter::DelayModel;
@@ -20,11 +22,16 @@ use crate::time::Nanos;
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 
+/// `Link::delay_ns` of a link whose delay is drawn by its `DelayModel`.
+pub const DELAY_VARIES: Nanos = Nanos::MAX;
+
 pub struct Link {
     pub name: String,
     pub from: NodeId,
     pub to: NodeId,
+    /// 0: the rate model in `var` serialises.
     pub rate_bps: u64,
+    /// `DELAY_VARIES`: the delay model in `var` draws each packet's delay.
     pub delay_ns: Nanos,
     pub qdisc: AnyQdisc<PacketId>,
     /// Boxed: most links have none, and the link stays a few cache lines.

@@ -134,8 +134,10 @@ impl Simulation {
                 name: spec.name.clone(),
                 from: spec.from,
                 to: spec.to,
-                rate_bps: spec.cfg.rate_bps,
-                delay_ns: spec.cfg.delay_ns,
+                // A rate or delay model is marked in the field the hot path reads
+                // anyway, so a constant link pays no extra load (see `Link`).
+                rate_bps: if rate.is_some() { 0 } else { spec.cfg.rate_bps },
+                delay_ns: if delay.is_some() { crate::link::DELAY_VARIES } else { spec.cfg.delay_ns },
                 qdisc,
                 loss,
                 monitor: spec.cfg.monitor,
@@ -342,7 +344,6 @@ impl Simulation {
             Event::TransportTimer(f, k) => self.tcp_timer(f, k as usize),
             Event::SampleQueues => self.sample_queues(),
             Event::SampleState => self.sample_state(),
-            Event::LinkDeliverReordered(l) => self.link_deliver_reordered(l),
         }
     }
 
@@ -374,7 +375,7 @@ impl Simulation {
         if let Some(item) = next {
             link.in_service = Some(item.pkt);
             link.qdisc.tx_started(item.bytes);
-            let done = if link.var.is_none() {
+            let done = if link.rate_bps != 0 {
                 self.now + tx_time_ns(item.bytes, link.rate_bps)
             } else {
                 Self::varying_tx_done(link, item.bytes, self.now)
@@ -454,11 +455,6 @@ impl Simulation {
                     self.log_drop(l, pid, 1, Reason::LossModel);
                 }
                 let link = &mut self.links[l.idx()];
-                if link.var.as_ref().is_some_and(|v| v.delay.is_some()) {
-                    self.jitter_wire(l, pid);
-                    self.start_tx(l);
-                    return;
-                }
                 if link.delay_ns == 0 {
                     // A zero-delay wire (the default access link) hands the packet
                     // over at once: no pipe, no delivery event. The serialiser starts
@@ -467,6 +463,11 @@ impl Simulation {
                     let node = link.to;
                     self.start_tx(l);
                     self.arrive(node, pid);
+                    return;
+                }
+                if link.delay_ns == crate::link::DELAY_VARIES {
+                    self.jitter_wire(l, pid);
+                    self.start_tx(l);
                     return;
                 }
                 let arrive = self.now + link.delay_ns;
@@ -489,9 +490,10 @@ impl Simulation {
         if v.reorders() {
             // One delivery event per packet: events run in (time, entry) order, and so
             // do the heap's pops, so each event pops the packet it was scheduled for.
+            // The FIFO pipe stays empty, which is how `link_deliver` tells.
             v.entered += 1;
             v.heap.push(std::cmp::Reverse((arrive, v.entered, pid)));
-            self.events.schedule(arrive, Event::LinkDeliverReordered(l));
+            self.events.schedule(arrive, Event::LinkDeliver(l));
         } else {
             // Delivery times never decrease: the FIFO pipe holds.
             link.pipe.push_back((arrive, pid));
@@ -505,12 +507,12 @@ impl Simulation {
     #[cold]
     #[inline(never)]
     fn varying_tx_done(link: &mut Link, bytes: u32, now: Nanos) -> Nanos {
-        match link.var.as_deref_mut().and_then(|v| v.rate.as_mut()) {
-            None => now + tx_time_ns(bytes, link.rate_bps),
-            Some(r) => r.finish(bytes, now),
-        }
+        let v = link.var.as_deref_mut().and_then(|v| v.rate.as_mut());
+        v.expect("a link with rate 0 has a rate model").finish(bytes, now)
     }
 
+    #[cold]
+    #[inline(never)]
     fn link_deliver_reordered(&mut self, l: LinkId) {
         let link = &mut self.links[l.idx()];
         let v = link.var.as_deref_mut().expect("a reordering link");
@@ -548,8 +550,9 @@ impl Simulation {
     }
 
     fn link_deliver(&mut self, l: LinkId) {
-        let (_, pid) =
-            crate::fifo::pop_front_rewind(&mut self.links[l.idx()].pipe).expect("delivery from an empty pipe");
+        let Some((_, pid)) = crate::fifo::pop_front_rewind(&mut self.links[l.idx()].pipe) else {
+            return self.link_deliver_reordered(l);
+        };
         if let Some(&(next, _)) = self.links[l.idx()].pipe.front() {
             self.events.schedule(next, Event::LinkDeliver(l));
         }
