@@ -49,7 +49,12 @@ fn bbr3_cycles_down_cruise_refill_up_and_probes_rtt_every_five_seconds() {
     use ccsim::tcp::cc::AnyCc;
     let (rate, dur) = (50_000_000u64, 16 * SEC);
     let bdp = rate as f64 * 0.04 / 8.0 / 1500.0;
-    let cfg = config(3, dur, dumbbell_q(1, rate, 20 * MS, droptail((3.0 * bdp) as u64, DropRule::Packets)), vec![bulk_tcp("b", "srv0", "cli0", "bbr3")]);
+    let cfg = config(
+        3,
+        dur,
+        dumbbell_q(1, rate, 20 * MS, droptail((3.0 * bdp) as u64, DropRule::Packets)),
+        vec![bulk_tcp("b", "srv0", "cli0", "bbr3")],
+    );
     let sim = run(&cfg);
     let s = &sim.flow_summaries()[0];
     // utilisation after startup (2 s on), ProbeRTTs included, in wire bytes
@@ -84,7 +89,8 @@ fn bbr3_cycles_down_cruise_refill_up_and_probes_rtt_every_five_seconds() {
 fn mean_queue(sim: &ccsim::Simulation, from_ns: u64) -> f64 {
     let id = sim.link_names().iter().position(|n| n == "bottleneck_down").unwrap() as u32;
     let q = &sim.traces.queue;
-    let v: Vec<u32> = (0..q.t.len()).filter(|&i| q.link[i] == id && q.t[i] >= from_ns).map(|i| q.backlog_pkts[i]).collect();
+    let v: Vec<u32> =
+        (0..q.t.len()).filter(|&i| q.link[i] == id && q.t[i] >= from_ns).map(|i| q.backlog_pkts[i]).collect();
     v.iter().map(|&x| x as f64).sum::<f64>() / v.len() as f64
 }
 
@@ -94,20 +100,58 @@ fn mean_queue(sim: &ccsim::Simulation, from_ns: u64) -> f64 {
 #[test]
 fn copa_keeps_about_one_over_delta_packets_per_flow_and_shares_fairly() {
     for n in [1u32, 3] {
-        let flows = (0..n).map(|i| bulk_tcp(&format!("f{i}"), &format!("srv{i}"), &format!("cli{i}"), "copa")).collect();
+        let flows =
+            (0..n).map(|i| bulk_tcp(&format!("f{i}"), &format!("srv{i}"), &format!("cli{i}"), "copa")).collect();
         let cfg = config(2, 20 * SEC, dumbbell_q(n, 20_000_000, 20 * MS, droptail(1000, DropRule::Packets)), flows);
         let sim = run(&cfg);
         let (loss, shares) = loss_and_shares(&sim);
         let q = mean_queue(&sim, 5 * SEC);
         let total: u64 = shares.iter().sum();
         let util = total as f64 * 8.0 / 20.0 / 20e6 * 1500.0 / 1448.0;
-        println!("copa x{n}: queue {q:.2} packets ({:.2} per flow), utilisation {util:.3}, loss {loss}, jain {:.3}", q / n as f64, jain(&shares));
+        println!(
+            "copa x{n}: queue {q:.2} packets ({:.2} per flow), utilisation {util:.3}, loss {loss}, jain {:.3}",
+            q / n as f64,
+            jain(&shares)
+        );
         assert_eq!(loss, 0.0);
         let per_flow = q / n as f64;
         assert!(per_flow > 1.0 && per_flow < 4.0, "queue per flow {per_flow}");
         assert!(util > 0.85, "utilisation {util}");
         if n > 1 {
             assert!(jain(&shares) > 0.95, "{shares:?}");
+        }
+    }
+}
+
+/// PCC Vivace (NSDI'18 §5, Fig. 6-8): one flow converges to the link rate with little
+/// queue (the latency term penalises a growing queue); two flows share the link.
+/// 20 Mbit/s, 40 ms RTT, a 1000-packet buffer (no loss needed to find the rate).
+#[test]
+fn vivace_converges_to_the_link_rate_with_a_small_queue_and_shares_fairly() {
+    for n in [1u32, 2] {
+        let flows =
+            (0..n).map(|i| bulk_tcp(&format!("f{i}"), &format!("srv{i}"), &format!("cli{i}"), "vivace")).collect();
+        let dur = 30 * SEC;
+        let cfg = config(4, dur, dumbbell_q(n, 20_000_000, 20 * MS, droptail(1000, DropRule::Packets)), flows);
+        let sim = run(&cfg);
+        let (loss, _) = loss_and_shares(&sim);
+        // goodput of each flow over the last 20 s (after convergence), wire bytes
+        let st = &sim.traces.state;
+        let at = |f: u32, t: u64| {
+            (0..st.t.len()).find(|&i| st.flow[i] == f && st.t[i] >= t).map(|i| st.delivered_pkts[i]).unwrap()
+        };
+        let shares: Vec<u64> = (0..n).map(|f| at(f, dur - 20 * MS) - at(f, 10 * SEC)).collect();
+        let util = shares.iter().sum::<u64>() as f64 * 1500.0 * 8.0 / (20.0 * 20e6);
+        let q = mean_queue(&sim, 10 * SEC);
+        println!(
+            "vivace x{n}: utilisation {util:.3}, queue {q:.1} packets, loss {loss:.4}, jain {:.3}, shares {shares:?}",
+            jain(&shares)
+        );
+        assert!(util > 0.85, "utilisation {util}");
+        // the BDP is 67 packets: a queue well under one BDP
+        assert!(q < 40.0, "queue {q}");
+        if n > 1 {
+            assert!(jain(&shares) > 0.9, "{shares:?}");
         }
     }
 }

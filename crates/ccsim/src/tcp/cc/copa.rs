@@ -228,8 +228,8 @@ mod tests {
         let mut s = SockState::new(1448, 100);
         s.srtt_us = 10_000;
         ack(&mut c, &mut s, 1_000_000, 10_000); // RTT_min
-        // a standing RTT with 2 packets of queue per 100-packet window is the target:
-        // d_q = 0.2 ms, cwnd δ d_q = 100 * 0.5 * 200 = 10000 µs <= 10200: still below
+                                                // a standing RTT with 2 packets of queue per 100-packet window is the target:
+                                                // d_q = 0.2 ms, cwnd δ d_q = 100 * 0.5 * 200 = 10000 µs <= 10200: still below
         let before = c.w;
         ack(&mut c, &mut s, 20_000_000, 10_200);
         assert!(c.w > before);

@@ -48,6 +48,7 @@ pub mod scalable;
 #[cfg(test)]
 pub(crate) mod testkit;
 pub mod vegas;
+pub mod vivace;
 pub mod westwood;
 
 use crate::error::ConfigError;
@@ -438,6 +439,7 @@ any_cc! {
     Bbr(bbr::Bbr) => control,
     Bbr3(bbr3::Bbr3) => control,
     Copa(copa::Copa) => control,
+    Vivace(vivace::Vivace) => control,
     Aimd(aimd::Aimd) => control,
     Dctcp(dctcp::Dctcp) => avoid,
     Compound(compound::Compound) => avoid,
@@ -649,6 +651,13 @@ static REGISTRY: &[CcSpec] = &[
         source: "Arun & Balakrishnan, NSDI 2018, Sec. 2 (default mode)",
         params: copa::PARAMS,
         build: copa::build,
+    },
+    CcSpec {
+        name: "vivace",
+        summary: "PCC Vivace: rate by gradient ascent on u = x^0.9 - b x dRTT/dT - c x L over monitor intervals",
+        source: "Dong et al., PCC Vivace, NSDI 2018, Sec. 3-4",
+        params: vivace::PARAMS,
+        build: vivace::build,
     },
     CcSpec {
         name: "dctcp",

@@ -40,7 +40,9 @@ mod probe_bw;
 mod tests;
 
 use super::bbr::{Bbr as BbrV1, BBR_SCALE, BBR_UNIT, BW_UNIT};
-use super::{AnyCc, CaEvent, CaState, CcContext, CongControl, CongestionOps, ParamSpec, ParamValue, Params, RateSample};
+use super::{
+    AnyCc, CaEvent, CaState, CcContext, CongControl, CongestionOps, ParamSpec, ParamValue, Params, RateSample,
+};
 use crate::error::ConfigError;
 use crate::time::Nanos;
 use std::collections::VecDeque;
@@ -364,7 +366,8 @@ impl Bbr3 {
     /// `BBRIsInflightTooHigh` (§4.5.10.2): loss above loss_thresh of tx_in_flight, or
     /// CE marks above half of the delivered.
     fn is_inflight_too_high(&self, rs: &RateSample, lost: u32, tx_in_flight: u32) -> bool {
-        if lost > 0 && tx_in_flight > 0 && lost as u64 * BBR_UNIT as u64 > tx_in_flight as u64 * self.loss_thresh as u64 {
+        if lost > 0 && tx_in_flight > 0 && lost as u64 * BBR_UNIT as u64 > tx_in_flight as u64 * self.loss_thresh as u64
+        {
             return true;
         }
         self.ecn_eligible_now()
@@ -523,7 +526,9 @@ impl Bbr3 {
     /// (`BBRCheckProbeRTT`, §4.3.4.4).
     fn update_min_rtt_and_probe_rtt(&mut self, cx: &mut CcContext<'_>, rs: &RateSample) {
         let probe_rtt_expired = cx.now > self.probe_rtt_min_stamp + PROBE_RTT_INTERVAL;
-        if rs.rtt_us >= 0 && ((rs.rtt_us as u64) < self.probe_rtt_min_us as u64 || (probe_rtt_expired && !rs.is_ack_delayed)) {
+        if rs.rtt_us >= 0
+            && ((rs.rtt_us as u64) < self.probe_rtt_min_us as u64 || (probe_rtt_expired && !rs.is_ack_delayed))
+        {
             self.probe_rtt_min_us = rs.rtt_us.min(u32::MAX as i64 - 1) as u32;
             self.probe_rtt_min_stamp = cx.now;
         }

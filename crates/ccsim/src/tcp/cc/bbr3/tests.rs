@@ -63,7 +63,7 @@ fn a_round_with_loss_cuts_the_lower_bounds_to_beta_or_the_latest_sample() {
     b.adapt_lower_bounds(&cx);
     assert_eq!(b.bw_lo, 699); // max(500, 1000 * 179 / 256)
     assert_eq!(b.inflight_lo, 80); // max(80, 100 * 0.7 = 69)
-    // while probing (UP) the bounds are left alone
+                                   // while probing (UP) the bounds are left alone
     let mut p = v3();
     p.state = State::Up;
     p.loss_in_round = true;
