@@ -102,3 +102,13 @@ def test_schemes_bad_input_is_one_line(tmp_path, args, needle):
     assert r.exit_code == 2
     assert needle in r.output
     assert "Traceback" not in r.output
+
+
+def test_delay_based_schemes_queue_less_than_loss_based_ones(tmp_path):
+    """Copa and Vivace (delay/utility-based) keep a smaller queue than CUBIC fills;
+    BBR v3 loses less than BBR v1 in the same 1-BDP buffer."""
+    res = run_schemes(_short(tmp_path), ["cubic", "bbr", "bbr3", "copa", "vivace"], tmp_path / "o", seeds=1, jobs=1, progress=False)
+    m = res.runs.set_index("scheme")
+    assert m.at["copa", "owd_p95_s"] < m.at["cubic", "owd_p95_s"] - 0.01
+    assert m.at["vivace", "owd_p95_s"] < m.at["cubic", "owd_p95_s"]
+    assert m.at["bbr3", "loss_rate"] < m.at["bbr", "loss_rate"] / 3

@@ -78,6 +78,7 @@ def throughput_delay(runs: pd.DataFrame, title: str = ""):
         ax.scatter([mx], [my], s=40, color=col[s], marker="o", edgecolors="black", linewidths=0.6, zorder=3)
         ax.annotate(s, (mx, my), xytext=(5, 5), textcoords="offset points", fontsize="small", color=col[s])
     ax.set_xscale("log")
+    ax.margins(x=0.08, y=0.08)  # room for the scheme labels at the edges
     _plain_log_ticks(ax, d["owd_p95_s"].to_numpy() * 1e3)
     ax.invert_xaxis()
     ax.set_xlabel("95th percentile one-way delay (ms, log scale; better to the right)")
