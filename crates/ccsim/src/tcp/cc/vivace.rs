@@ -100,6 +100,35 @@ struct Mi {
 }
 
 impl Mi {
+    fn new(role: Role, rate: f64, start: Nanos, d_start: u64, snd_start: u64) -> Self {
+        Mi {
+            role,
+            rate,
+            start,
+            end: start,
+            d_start,
+            d_end: u64::MAX,
+            snd_start,
+            sent_bytes: 0,
+            acked: 0,
+            lost: 0,
+            n: 0.0,
+            st: 0.0,
+            sr: 0.0,
+            stt: 0.0,
+            str_: 0.0,
+        }
+    }
+
+    /// One RTT sample `r` (s) at `t` (s since the MI began), for the regression.
+    fn add_rtt(&mut self, t: f64, r: f64) {
+        self.n += 1.0;
+        self.st += t;
+        self.sr += r;
+        self.stt += t * t;
+        self.str_ += t * r;
+    }
+
     fn rtt_slope(&self) -> f64 {
         let den = self.n * self.stt - self.st * self.st;
         if self.n < 2.0 || den.abs() < 1e-18 {
@@ -212,23 +241,7 @@ impl Vivace {
             self.pending.push_back(cur);
         }
         let (role, rate) = self.next_mi(cx);
-        self.current = Some(Mi {
-            role,
-            rate,
-            start: cx.now,
-            end: cx.now,
-            d_start: cx.sk.delivered,
-            d_end: u64::MAX,
-            snd_start: cx.sk.snd_nxt,
-            sent_bytes: 0,
-            acked: 0,
-            lost: 0,
-            n: 0.0,
-            st: 0.0,
-            sr: 0.0,
-            stt: 0.0,
-            str_: 0.0,
-        });
+        self.current = Some(Mi::new(role, rate, cx.now, cx.sk.delivered, cx.sk.snd_nxt));
     }
 
     /// The role and rate of the next MI.
@@ -374,12 +387,7 @@ impl CongControl for Vivace {
                 mi.lost += rs.losses as u64;
                 if rs.rtt_us > 0 {
                     let t = now.saturating_sub(mi.start) as f64 / 1e9;
-                    let r = rs.rtt_us as f64 / 1e6;
-                    mi.n += 1.0;
-                    mi.st += t;
-                    mi.sr += r;
-                    mi.stt += t * t;
-                    mi.str_ += t * r;
+                    mi.add_rtt(t, rs.rtt_us as f64 / 1e6);
                 }
             }
             // MIs whose every packet is older than this sample are complete
@@ -416,31 +424,10 @@ mod tests {
 
     #[test]
     fn rtt_slope_is_the_least_squares_fit() {
-        let mut mi = Mi {
-            role: Role::Filler,
-            rate: 1.0,
-            start: 0,
-            end: 0,
-            d_start: 0,
-            d_end: 0,
-            snd_start: 0,
-            sent_bytes: 0,
-            acked: 0,
-            lost: 0,
-            n: 0.0,
-            st: 0.0,
-            sr: 0.0,
-            stt: 0.0,
-            str_: 0.0,
-        };
+        let mut mi = Mi::new(Role::Filler, 1.0, 0, 0, 0);
         for i in 0..10 {
             let t = i as f64 * 0.001;
-            let r = 0.040 + 0.5 * t; // the RTT grows 0.5 ms per ms
-            mi.n += 1.0;
-            mi.st += t;
-            mi.sr += r;
-            mi.stt += t * t;
-            mi.str_ += t * r;
+            mi.add_rtt(t, 0.040 + 0.5 * t); // the RTT grows 0.5 ms per ms
         }
         assert!((mi.rtt_slope() - 0.5).abs() < 1e-9);
     }
