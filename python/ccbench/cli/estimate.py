@@ -29,9 +29,16 @@ __all__ = ["estimate_cmd", "register", "parse_probe_rate"]
 def parse_probe_rate(text: str, size_bytes: int, what: str) -> float:
     """``"1Mbit"`` -> 1e6 bit/s; ``"100pkt/s"`` -> 100 packets of ``size_bytes`` per
     second, in bit/s. A bad value is the one-line error naming ``what``."""
-    from ccbench.cli.quantities import packet_rate
+    from ccbench.cli.quantities import PKT_RATE, packet_rate
 
-    return packet_rate(text, what, size_bytes) * size_bytes * 8.0
+    pps = packet_rate(text, what, size_bytes)  # validates either spelling
+    if PKT_RATE.match(str(text)) is None:
+        # A bit rate is returned as written: going through packets per second and back
+        # would give 2000000.0000000002 for "2Mbit" and break j*r_acc rate checks.
+        from ccbench.scenario.units import parse_rate
+
+        return float(parse_rate(text))
+    return pps * size_bytes * 8.0
 
 
 def _load_scenario_dict(path: Path) -> dict:
