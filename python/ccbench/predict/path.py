@@ -11,7 +11,10 @@ the packets cross them, using the same placement and routing rules as the simula
 * parking lot: access link, the hops of the path (all for ``long``, hop i for
   ``cross{i}``), access link; the ACKs cross the ``reverse`` links;
 * graph: explicit ``routes`` first, otherwise the smallest total delay (Dijkstra), as
-  the simulator's default routing.
+  the simulator's default routing;
+* leaf-spine and fat tree: host link, the fabric hops between the two hosts' switches
+  (ECMP picks which spine or core, but every choice has the same links' rates and
+  delays), host link.
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ from dataclasses import dataclass
 from typing import Any, Optional
 
 from ccbench.scenario.queue import DropTail
-from ccbench.scenario.topology import Dumbbell, Graph, ParkingLot
+from ccbench.scenario.topology import Dumbbell, FatTree, Graph, LeafSpine, ParkingLot
 
 __all__ = ["Link", "FlowPath", "flow_path", "loss_probability"]
 
@@ -117,7 +120,32 @@ def flow_path(scenario, rf) -> FlowPath:
         return _dumbbell(topo, rf)
     if isinstance(topo, ParkingLot):
         return _parking_lot(topo, rf)
+    if isinstance(topo, (LeafSpine, FatTree)):
+        return _fabric(topo, rf)
     return _graph(topo, rf)
+
+
+def _fabric_hops(topo, a: int, b: int) -> int:
+    """Switch-to-switch links between hosts ``h{a}`` and ``h{b}``: 0 under one leaf or
+    edge switch; 2 through a spine, or through an aggregation switch of one pod; 4
+    through a core switch between pods."""
+    if isinstance(topo, LeafSpine):
+        return 0 if a // topo.hosts_per_leaf == b // topo.hosts_per_leaf else 2
+    half = topo.k // 2
+    per_pod = half * half
+    if a // per_pod != b // per_pod:
+        return 4
+    return 0 if a // half == b // half else 2
+
+
+def _fabric(topo, rf) -> FlowPath:
+    h, f = topo.host, topo.fabric
+    q = topo.switch_queue()
+    host = Link("host", h.rate, h.delay / 1e9, q)
+    fabric = Link("fabric", f.rate, f.delay / 1e9, q)
+    hops = _fabric_hops(topo, int(rf.src[1:]), int(rf.dst[1:]))
+    path = (host, *([fabric] * hops), host)
+    return FlowPath(path, path)
 
 
 def _dumbbell(topo: Dumbbell, rf) -> FlowPath:
