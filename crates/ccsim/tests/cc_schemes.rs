@@ -155,3 +155,16 @@ fn vivace_converges_to_the_link_rate_with_a_small_queue_and_shares_fairly() {
         }
     }
 }
+
+/// Out-of-range parameters name the flow's field and what is accepted.
+#[test]
+fn bad_parameters_name_the_field() {
+    use ccsim::tcp::config::CcConfig;
+    for (name, key, v) in [("copa", "delta", -1.0), ("bbr3", "beta", 1.5), ("vivace", "b", -3.0)] {
+        let mut params = std::collections::BTreeMap::new();
+        params.insert(key.to_string(), serde_json::json!(v));
+        let e = ccsim::tcp::cc::build(&CcConfig { name: name.into(), params }, "flows.0.transport.cc").unwrap_err();
+        assert_eq!(e.field, format!("flows.0.transport.cc.params.{key}"));
+        assert!(e.msg.contains("accepted"), "{}", e.msg);
+    }
+}

@@ -67,7 +67,10 @@ pub struct Copa {
 pub fn build(p: &Params<'_>) -> Result<AnyCc, ConfigError> {
     let delta = p.float("delta")?;
     if !(delta > 0.0 && delta <= 10.0) {
-        return Err(ConfigError::new("params.delta", format!("{delta} is not in (0, 10]")));
+        return Err(ConfigError::new(
+            format!("{}.params.delta", p.field),
+            format!("{delta}; accepted: a number in (0, 10]"),
+        ));
     }
     Ok(AnyCc::Copa(Copa::new(delta)))
 }

@@ -166,7 +166,10 @@ pub fn build(p: &Params<'_>) -> Result<AnyCc, ConfigError> {
     let (b, c) = (p.float("b")?, p.float("c")?);
     for (name, v) in [("b", b), ("c", c)] {
         if !(v >= 0.0 && v.is_finite()) {
-            return Err(ConfigError::new(format!("params.{name}"), format!("{v} is not a number >= 0")));
+            return Err(ConfigError::new(
+                format!("{}.params.{name}", p.field),
+                format!("{v}; accepted: a number >= 0"),
+            ));
         }
     }
     Ok(AnyCc::Vivace(Vivace::new(b, c)))

@@ -206,7 +206,10 @@ pub fn build(p: &Params<'_>) -> Result<AnyCc, ConfigError> {
     let frac = |name: &str| -> Result<u32, ConfigError> {
         let v = p.float(name)?;
         if !(v > 0.0 && v < 1.0) {
-            return Err(ConfigError::new(format!("params.{name}"), format!("{v} is not a fraction in (0, 1)")));
+            return Err(ConfigError::new(
+                format!("{}.params.{name}", p.field),
+                format!("{v}; accepted: a fraction in (0, 1)"),
+            ));
         }
         Ok(((v * BBR_UNIT as f64).round() as u32).max(1))
     };
