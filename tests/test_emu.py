@@ -81,7 +81,7 @@ def _scenario(duration="10s", cc="cubic"):
 
 @pytest.fixture(scope="module")
 def run():
-    from ccbench.backends.emu import emulate
+    from ccbench.emu.runner import emulate
 
     return emulate(_scenario())
 
@@ -149,7 +149,7 @@ def test_namespaces_are_removed(run):
 
 
 def test_missing_cc_is_a_clear_error():
-    from ccbench.backends.emu import EmulationError, emulate
+    from ccbench.emu.runner import EmulationError, emulate
     from ccbench.emu import available_cc
 
     with pytest.raises(EmulationError) as e:
@@ -165,7 +165,7 @@ _CHILD = textwrap.dedent(
     import sys
     sys.path.insert(0, {py!r})
     from ccbench.scenario import Scenario
-    from ccbench.backends.emu import emulate
+    from ccbench.emu.runner import emulate
     emulate(Scenario.from_toml({toml!r}))
     """
 )

@@ -15,7 +15,7 @@ pytestmark = [pytest.mark.emu, pytest.mark.skipif(_reason is not None, reason=f"
 @pytest.mark.parametrize("cc", ["reno", "cubic"])
 def test_simulator_matches_kernel_goodput_and_median_rtt(cc):
     import ccbench
-    from ccbench.backends.emu import emulate
+    from ccbench.emu.runner import emulate
     from ccbench.scenario import load_scenario
 
     sc = load_scenario(f"examples/emu/{cc}_10mbit.toml")

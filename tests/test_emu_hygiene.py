@@ -78,7 +78,7 @@ def test_addressing_plan_holds_more_than_254_pairs():
 
 
 def test_more_pairs_than_the_plan_are_refused_with_the_limit():
-    from ccbench.backends.emu import _plan
+    from ccbench.emu.runner import _plan
     from ccbench.emu import EmulationError
 
     cfg = {"topology": {"kind": "dumbbell", "pairs": 70000}, "flows": [], "duration_ns": 10**9}
@@ -95,7 +95,7 @@ def test_work_directory_removed_unless_kept(keep, tmp_path):
     pytest.importorskip("ccbench._core")
     if _reason is not None:
         pytest.skip(f"emulator unavailable: {_reason}")
-    from ccbench.backends.emu import emulate
+    from ccbench.emu.runner import emulate
 
     before = set(Path("/tmp").glob("ccbench-emu-*"))
     run = emulate(_scenario(duration="1s"), keep=keep)
@@ -118,7 +118,7 @@ _CHILD = textwrap.dedent(
     import sys
     sys.path.insert(0, {py!r})
     from ccbench.scenario import Scenario
-    from ccbench.backends.emu import emulate
+    from ccbench.emu.runner import emulate
     emulate(Scenario.from_toml({toml!r}))
     """
 )
@@ -143,7 +143,7 @@ def _ccemu_pids_of(run_id: str) -> list[int]:
 def test_killed_run_leaves_nothing_after_the_next_run(_, tmp_path):
     if _reason is not None:
         pytest.skip(f"emulator unavailable: {_reason}")
-    from ccbench.backends.emu import emulate
+    from ccbench.emu.runner import emulate
     from ccbench.emu import list_namespaces
 
     pid_dir = Path("/run/ccbench-emu")
@@ -184,7 +184,7 @@ def test_killed_run_leaves_nothing_after_the_next_run(_, tmp_path):
 def test_pair_beyond_254_is_addressed_and_gets_its_own_delay():
     if _reason is not None:
         pytest.skip(f"emulator unavailable: {_reason}")
-    from ccbench.backends.emu import emulate
+    from ccbench.emu.runner import emulate
 
     # 300 pairs; the far flow on pair 299 (10.78.1.44 -> 10.79.1.44) with 30 ms more
     # server-side access delay than pair 0: ccemu must map the address to pair 299

@@ -55,7 +55,7 @@ app = {{ kind = "cbr", size = "200B", interval = "5ms" }}
 
 @pytest.fixture(scope="module")
 def run():
-    from ccbench.backends.emu import emulate
+    from ccbench.emu.runner import emulate
     from ccbench.scenario import Scenario
 
     return emulate(Scenario.from_toml(SCENARIO))

@@ -46,7 +46,7 @@ def test_record_layouts():
 
 
 def test_plan_rejects_unsupported_topology_and_cc():
-    from ccbench.backends.emu import EmulationError, _plan
+    from ccbench.emu.runner import EmulationError, _plan
 
     cfg = {"topology": {"kind": "graph"}, "flows": [], "duration_ns": 1, "seed": 1}
     with pytest.raises(EmulationError, match="graph.*not supported.*dumbbell"):

@@ -362,9 +362,9 @@ def test_emu_backend_is_used_when_it_exists_or_refused_clearly(tmp_path):
 
     from ccbench.sweep import SweepError
 
-    has_emu = importlib.util.find_spec("ccbench.backends.emu") is not None
+    has_emu = importlib.util.find_spec("ccbench.emu.runner") is not None
     text = 'scenario = "base.toml"\n[sweep]\nbackend = "emu"\n'
-    if has_emu and hasattr(importlib.import_module("ccbench.backends.emu"), "emulate"):
+    if has_emu and hasattr(importlib.import_module("ccbench.emu.runner"), "emulate"):
         assert _load(tmp_path, text).backend == "emu"
     else:
         with pytest.raises(SweepError, match=r'sweep\.backend: backend "emu" .*\(accepted: "sim"\)'):

@@ -8,7 +8,7 @@
 //! - [`probe`]: TCP/UDP senders and receivers with `TCP_INFO` sampling;
 //! - [`sys`]: clock, precise waiting, netns and TUN system calls.
 //!
-//! Addressing convention shared with `python/ccbench/backends/emu.py`: in a dumbbell,
+//! Addressing convention shared with `python/ccbench/emu/addresses.py`: in a dumbbell,
 //! host `srv{i}` is host number `i + 1` of `10.78.0.0/16` in the server namespace and
 //! `cli{i}` host number `i + 1` of `10.79.0.0/16` in the client namespace (`srv0` =
 //! 10.78.0.1, `srv255` = 10.78.1.0, ...), so up to [`MAX_PAIRS`] host pairs; each

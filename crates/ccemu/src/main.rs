@@ -7,7 +7,7 @@
 //! ccemu probe tcp-send|tcp-recv|udp-send|udp-recv [--key value ...]
 //! ```
 //!
-//! `bottleneck` protocol on stdin/stdout (driven by `ccbench.backends.emu`): it creates
+//! `bottleneck` protocol on stdin/stdout (driven by `ccbench.emu.runner`): it creates
 //! one TUN device in each namespace and prints `READY`; the caller configures addresses
 //! and writes `START <t0_ns>` (the run origin, CLOCK_MONOTONIC); the bottleneck forwards
 //! until stdin closes or it gets SIGINT/SIGTERM, then writes its logs into `--out` and

@@ -3,7 +3,7 @@
 //! `TCP_INFO` sampler. Every time is CLOCK_MONOTONIC in ns (one host clock, so one-way
 //! delays between namespaces are exact).
 //!
-//! Output files (little-endian records; `python/ccbench/backends/emu.py` reads them):
+//! Output files (little-endian records; `python/ccbench/emu/tables.py` reads them):
 //! - `<out>.send.bin`  per message written: msg u64, t_write u64, offset u64, bytes u32, pad u32
 //! - `<out>.recv.bin`  TCP: per read: t u64, cumulative bytes u64;
 //!                     UDP: per datagram: t u64, msg u64

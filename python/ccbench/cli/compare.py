@@ -196,7 +196,7 @@ def compare_cmd(
         except SimulationError as e:
             raise fail(f"simulator: {e}")
     if "emu" in chosen:
-        from ccbench.backends.emu import emulate
+        from ccbench.emu.runner import emulate
         from ccbench.emu import EmulationError
 
         try:

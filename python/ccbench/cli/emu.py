@@ -71,7 +71,7 @@ def run_cmd(
 
     Example: sudo ccbench emu run examples/emu/cubic_10mbit.toml --pcap bottleneck_down+bottleneck_up
     """
-    from ccbench.backends.emu import emulate
+    from ccbench.emu.runner import emulate
     from ccbench.cli.progress import sim_progress
     from ccbench.cli.quantities import duration_s
     from ccbench.cli.run import flow_table

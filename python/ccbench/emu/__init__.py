@@ -1,5 +1,9 @@
-"""Helpers of the emulator backend (``ccbench.backends.emu``): machine checks,
-network-namespace housekeeping, and the readers of the ``ccemu`` output files."""
+"""The emulator backend: a Scenario run with the real Linux kernel TCP through the
+``ccemu`` bottleneck. ``runner.py`` runs it (``from ccbench.emu.runner import
+emulate``; kept out of this module so that importing the package for its error and
+checks stays light), ``system.py`` checks the machine and cleans namespaces,
+``tables.py`` reads ``ccemu``'s record files, ``addresses.py`` names the dumbbell's
+addresses. ``ccbench emu`` (``cli/emu.py``) only parses options and prints."""
 
 from .system import (
     NS_PREFIX,

@@ -85,7 +85,7 @@ def _run_for_loss(scenario, loss_from: str, seed: Optional[int], duration_s: Opt
     if duration_s is not None:
         scn = scenario.with_values({"run.duration": f"{round(duration_s * 1e9)}ns"})
     if loss_from == "emu":
-        from ccbench.backends.emu import emulate
+        from ccbench.emu.runner import emulate
 
         return emulate(scn, seed=seed)
     from ccbench.backends.sim import simulate

@@ -85,7 +85,7 @@ def _backend(name: str) -> Callable:
 
         return simulate
     if name == "emu":
-        from ccbench.backends.emu import emulate  # checked when the sweep was loaded
+        from ccbench.emu.runner import emulate  # checked when the sweep was loaded
 
         return emulate
     raise SweepError(f'sweep.backend: "{name}" cannot run points (accepted: "sim", "emu")')

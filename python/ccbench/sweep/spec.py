@@ -9,7 +9,7 @@ scenario file itself stays a plain scenario)::
     description = "optional free text, shown in the report"
 
     [sweep]
-    backend = "sim"          # "sim" (default); "emu" once ccbench.backends.emu exists;
+    backend = "sim"          # "sim" (default); "emu" (ccbench.emu.runner);
                              # "model" is reserved
     seeds = 3                # a count: run.seed, run.seed + 1, ... (default: the
                              # scenario's run.seeds); or a list: seeds = [1, 7, 42]
@@ -102,11 +102,11 @@ def backend_available(name: str) -> tuple[bool, str]:
         return True, ""
     if name == "emu":
         try:
-            from ccbench.backends import emu  # noqa: F401
+            from ccbench.emu import runner as emu
         except ImportError:
-            return False, 'backend "emu" needs ccbench.backends.emu, which is not part of this installation yet'
+            return False, 'backend "emu" needs ccbench.emu.runner, which is not part of this installation yet'
         if not hasattr(emu, "emulate"):
-            return False, 'backend "emu": ccbench.backends.emu has no emulate(scenario, seed) yet'
+            return False, 'backend "emu": ccbench.emu.runner has no emulate(scenario, seed) yet'
         return True, ""
     if name == "model":
         return False, 'backend "model" is reserved: sweeps over analytical models are not implemented yet'

@@ -1,6 +1,8 @@
 """The emulator backend: runs a Scenario with the real Linux kernel TCP in network
 namespaces through the ``ccemu`` userspace bottleneck, and returns a Run with the
-simulator's tables and columns (``backends.sim.to_run``).
+simulator's tables and columns (``backends.sim.to_run``). The rest of the package
+holds its helpers: ``system.py`` (machine checks, namespace housekeeping),
+``tables.py`` (``ccemu``'s record files), ``addresses.py`` (the dumbbell's addresses).
 
 Layout of a dumbbell run::
 
