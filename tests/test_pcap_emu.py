@@ -33,7 +33,7 @@ app = { kind = "bulk" }
 
 def test_emulator_writes_the_kernels_packets_at_the_bottleneck(tmp_path):
     from ccbench import load_scenario
-    from ccbench.backends.emu import emulate
+    from ccbench.emu.runner import emulate
     from ccbench.emu import EmulationError
     from ccbench.pcap import PcapOptions
 
