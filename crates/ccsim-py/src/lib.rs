@@ -31,6 +31,19 @@ fn secs(v: Vec<u64>) -> Vec<f64> {
     v.into_iter().map(|t| if t == NEVER { f64::NAN } else { t as f64 * 1e-9 }).collect()
 }
 
+/// Hands the heap pages freed by the dropped simulation back to the system.
+/// glibc's `free` keeps them in the process (only the top of the main heap shrinks
+/// on its own), so they would stay in RSS under everything Python allocates
+/// next: `malloc_trim` releases the free pages inside the heap too (madvise
+/// DONTNEED, glibc >= 2.8). Other allocators return memory by their own rules.
+fn release_freed_memory() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: malloc_trim only walks glibc's own free lists; no pointer is passed.
+    unsafe {
+        libc::malloc_trim(0);
+    }
+}
+
 fn secs1(t: u64) -> f64 {
     if t == NEVER {
         f64::NAN
@@ -70,18 +83,27 @@ fn build_and_run(
         }
         if let (Some(sink), Some((flows, links))) = (sink, &names) {
             let t = Instant::now();
-            let mut pass = || -> PyResult<()> {
+            let mut pass = || -> PyResult<bool> {
+                let mut handed = false;
                 if traces.state.flow.len() >= chunk_rows.max(1) {
                     sink.call1(("state", state_dict(py, &mut traces.state)?, flows, links))?;
+                    handed = true;
                 }
                 if traces.queue.link.len() >= chunk_rows.max(1) {
                     sink.call1(("queue", queue_dict(py, &mut traces.queue)?, flows, links))?;
+                    handed = true;
                 }
-                Ok(())
+                Ok(handed)
             };
-            if let Err(e) = pass() {
-                interrupted = Some(e);
-                return false;
+            match pass() {
+                // The chunk and the sink's copies of it are gone: give their pages
+                // back, or the run's next allocations land beside them.
+                Ok(true) => release_freed_memory(),
+                Ok(false) => {}
+                Err(e) => {
+                    interrupted = Some(e);
+                    return false;
+                }
             }
             sink_s += t.elapsed().as_secs_f64();
         }
@@ -157,10 +179,15 @@ fn simulate<'py>(
     sink: Option<Bound<'py, PyAny>>,
     chunk_rows: usize,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let (mut sim, stats, wall) = build_and_run(py, config_json, progress.as_ref(), sink.as_ref(), chunk_rows)?;
+    let (sim, stats, wall) = build_and_run(py, config_json, progress.as_ref(), sink.as_ref(), chunk_rows)?;
+    // The engine's state goes first, and its pages back to the system, before any
+    // Python object is made: the run's peak is then the engine's alone, and what
+    // Python builds afterwards (tables, pandas) reuses that room.
+    let done = sim.finish();
+    release_freed_memory();
     let out = PyDict::new(py);
     // The traces move into numpy: no column is copied.
-    let mut tr = std::mem::take(&mut sim.traces);
+    let mut tr = done.traces;
 
     let p = PyDict::new(py);
     p.set_item("flow", std::mem::take(&mut tr.packets.flow).into_pyarray(py))?;
@@ -195,7 +222,7 @@ fn simulate<'py>(
     l.set_item("seq", std::mem::take(&mut lg.seq).into_pyarray(py))?;
     out.set_item("link_log", l)?;
 
-    let summaries = sim.flow_summaries();
+    let summaries = done.flows;
     let f = PyDict::new(py);
     macro_rules! col {
         ($name:literal, $e:expr) => {
@@ -223,7 +250,7 @@ fn simulate<'py>(
     out.set_item("flows", f)?;
 
     let caps = pyo3::types::PyList::empty(py);
-    for (links, path, st) in sim.capture_stats() {
+    for (links, path, st) in done.captures {
         let c = PyDict::new(py);
         c.set_item("link", links)?;
         c.set_item("path", path)?;
@@ -236,8 +263,8 @@ fn simulate<'py>(
     }
     out.set_item("pcap", caps)?;
 
-    out.set_item("link_names", sim.link_names())?;
-    out.set_item("flow_names", sim.flow_names())?;
+    out.set_item("link_names", done.link_names)?;
+    out.set_item("flow_names", done.flow_names)?;
     out.set_item("reasons", Reason::ALL.iter().map(|r| r.as_str()).collect::<Vec<_>>())?;
     out.set_item("stats", stats_dict(py, &stats, wall)?)?;
     Ok(out)

@@ -29,4 +29,4 @@ pub mod trace;
 
 pub use config::SimConfig;
 pub use error::ConfigError;
-pub use sim::{run_json, RunStats, Simulation};
+pub use sim::{run_json, Finished, RunStats, Simulation};

@@ -5,11 +5,24 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
-from ccbench.run import CA_STATES, Run, delay_stats, versions
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from ccbench.run import Run
+
+# pandas (and the pyarrow it loads, about 100 MB together) is imported only once the
+# engine has returned and freed its state (``to_run``), so the two never add up in
+# the run's peak memory. A streamed run needs it during the run, for its chunks.
+
+# Rows per streamed chunk (at least; the engine offers rows at its progress points,
+# every 262,144 events): about 9 MB of state columns, so a streamed run holds little
+# beyond its engine. A chunk of a million rows (86 MB, then its pandas and Arrow
+# copies) cost a 10,000-flow run more memory than not streaming at all.
+CHUNK_ROWS = 100_000
 
 
 class SimulationError(ValueError):
@@ -30,7 +43,7 @@ def _core():
     return _core
 
 
-def simulate_config(config: dict, progress: Callable[[float], None] | None = None, sink=None, chunk_rows: int = 1_000_000) -> dict:
+def simulate_config(config: dict, progress: Callable[[float], None] | None = None, sink=None, chunk_rows: int = CHUNK_ROWS) -> dict:
     """Runs a resolved simulator config (``Scenario.to_sim_config``); returns raw columns.
     With ``sink``, ``sink(table, columns, flow_names, link_names)`` receives the
     ``state`` and ``queue`` rows in chunks of ``chunk_rows`` during the run."""
@@ -55,7 +68,7 @@ class ParquetSink:
         else:
             self.tables["queue"].write(queue_frame(cols, link_names))
 
-    def finish(self, run: Run) -> Run:
+    def finish(self, run: "Run") -> "Run":
         """Writes the rows the run still holds, and makes ``run`` read both tables
         from the files."""
         for name, chunked in self.tables.items():
@@ -88,7 +101,7 @@ def simulate(
     seed: int | None = None,
     progress: Callable[[float], None] | None = None,
     stream_to: str | Path | None = None,
-    chunk_rows: int = 1_000_000,
+    chunk_rows: int = CHUNK_ROWS,
     *,
     pcap=None,
 ) -> Run:
@@ -125,6 +138,8 @@ def simulate(
         sink.finish(run)
     if pcap is not None:
         run.meta["pcap"] = [dict(c) for c in raw["pcap"]]
+    from ccbench.run import versions
+
     run.meta.update(
         {
             "backend": "sim",
@@ -160,6 +175,10 @@ def to_run(raw: dict) -> Run:
 
     Linear in rows and flows: the columns become the tables without a copy
     (``copy=False``), and per-flow figures come from one grouping pass."""
+    import pandas as pd
+
+    from ccbench.run import Run, delay_stats
+
     flow_names = list(raw["flow_names"])
     link_names = list(raw["link_names"])
     reasons = list(raw["reasons"])
@@ -212,11 +231,15 @@ def _names(codes, labels: list):
     """Codes as a categorical of ``labels`` (codes as they are when there are none)."""
     if not len(labels):
         return codes
+    import pandas as pd
+
     return pd.Categorical.from_codes(np.asarray(codes, dtype=np.int64), dtype=pd.CategoricalDtype(labels))
 
 
 def queue_frame(q: dict, link_names: list) -> pd.DataFrame:
     """The ``queue`` table from the extension's columns (no copy)."""
+    import pandas as pd
+
     return pd.DataFrame(
         {
             "link": _names(q["link"], link_names),
@@ -230,6 +253,10 @@ def queue_frame(q: dict, link_names: list) -> pd.DataFrame:
 
 def cwnd_frame(s: dict, flow_names: list) -> pd.DataFrame:
     """The ``cwnd`` table (TCP state samples) from the extension's columns (no copy)."""
+    import pandas as pd
+
+    from ccbench.run import CA_STATES
+
     return pd.DataFrame(
         {
             "flow": _names(s["flow"], flow_names),

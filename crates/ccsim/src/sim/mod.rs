@@ -773,10 +773,34 @@ impl Simulation {
         self.captures.as_ref().map_or_else(Vec::new, |c| c.stats())
     }
 
+    /// Everything a finished run hands out, taken apart from the engine's state: the
+    /// simulation (flows, links, packet pool, event queue, routes) is dropped here,
+    /// before the caller turns the traces into its own objects, so the two are never
+    /// held together (at 10,000 flows the state is about as large as the traces).
+    pub fn finish(mut self) -> Finished {
+        Finished {
+            traces: std::mem::take(&mut self.traces),
+            flows: self.flow_summaries(),
+            flow_names: self.flow_names(),
+            link_names: self.link_names(),
+            captures: self.capture_stats(),
+        }
+    }
+
     /// Total packets serialised on `link` so far.
     pub fn link_tx_pkts(&self, name: &str) -> Option<u64> {
         self.links.iter().find(|l| l.name == name).map(|l| l.tx_pkts)
     }
+}
+
+/// A finished run's outputs (`Simulation::finish`).
+pub struct Finished {
+    pub traces: Traces,
+    pub flows: Vec<FlowSummary>,
+    pub flow_names: Vec<String>,
+    pub link_names: Vec<String>,
+    /// (links joined with "+", path, stats) of every packet capture, in config order.
+    pub captures: Vec<(String, String, PcapStats)>,
 }
 
 /// Builds and runs a simulation from its JSON config (the form Python sends).
