@@ -83,27 +83,9 @@ fn build_and_run(
         }
         if let (Some(sink), Some((flows, links))) = (sink, &names) {
             let t = Instant::now();
-            let mut pass = || -> PyResult<bool> {
-                let mut handed = false;
-                if traces.state.flow.len() >= chunk_rows.max(1) {
-                    sink.call1(("state", state_dict(py, &mut traces.state)?, flows, links))?;
-                    handed = true;
-                }
-                if traces.queue.link.len() >= chunk_rows.max(1) {
-                    sink.call1(("queue", queue_dict(py, &mut traces.queue)?, flows, links))?;
-                    handed = true;
-                }
-                Ok(handed)
-            };
-            match pass() {
-                // The chunk and the sink's copies of it are gone: give their pages
-                // back, or the run's next allocations land beside them.
-                Ok(true) => release_freed_memory(),
-                Ok(false) => {}
-                Err(e) => {
-                    interrupted = Some(e);
-                    return false;
-                }
+            if let Err(e) = hand_chunks(py, sink, traces, flows, links, chunk_rows.max(1)) {
+                interrupted = Some(e);
+                return false;
             }
             sink_s += t.elapsed().as_secs_f64();
         }
@@ -123,6 +105,35 @@ fn build_and_run(
         return Err(e);
     }
     Ok((sim, stats, wall))
+}
+
+/// Hands the `state` and `queue` rows to `sink` once `min_rows` have gathered.
+/// Kept out of the run's callback (`inline(never)`): the event loop it is called
+/// from stays as compact as without a sink.
+#[inline(never)]
+fn hand_chunks(
+    py: Python<'_>,
+    sink: &Bound<'_, PyAny>,
+    traces: &mut ccsim::trace::Traces,
+    flows: &Bound<'_, PyAny>,
+    links: &Bound<'_, PyAny>,
+    min_rows: usize,
+) -> PyResult<()> {
+    let mut handed = false;
+    if traces.state.flow.len() >= min_rows {
+        sink.call1(("state", state_dict(py, &mut traces.state)?, flows, links))?;
+        handed = true;
+    }
+    if traces.queue.link.len() >= min_rows {
+        sink.call1(("queue", queue_dict(py, &mut traces.queue)?, flows, links))?;
+        handed = true;
+    }
+    if handed {
+        // The chunk and the sink's copies of it are gone: give their pages back, or
+        // the run's next allocations land beside them.
+        release_freed_memory();
+    }
+    Ok(())
 }
 
 fn stats_dict<'py>(py: Python<'py>, stats: &RunStats, wall: f64) -> PyResult<Bound<'py, PyDict>> {
