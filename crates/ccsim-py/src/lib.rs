@@ -83,7 +83,16 @@ fn build_and_run(
         }
         if let (Some(sink), Some((flows, links))) = (sink, &names) {
             let t = Instant::now();
-            if let Err(e) = hand_chunks(py, sink, traces, flows, links, chunk_rows.max(1)) {
+            let mut pass = || -> PyResult<()> {
+                if traces.state.flow.len() >= chunk_rows.max(1) {
+                    sink.call1(("state", state_dict(py, &mut traces.state)?, flows, links))?;
+                }
+                if traces.queue.link.len() >= chunk_rows.max(1) {
+                    sink.call1(("queue", queue_dict(py, &mut traces.queue)?, flows, links))?;
+                }
+                Ok(())
+            };
+            if let Err(e) = pass() {
                 interrupted = Some(e);
                 return false;
             }
@@ -105,35 +114,6 @@ fn build_and_run(
         return Err(e);
     }
     Ok((sim, stats, wall))
-}
-
-/// Hands the `state` and `queue` rows to `sink` once `min_rows` have gathered.
-/// Kept out of the run's callback (`inline(never)`): the event loop it is called
-/// from stays as compact as without a sink.
-#[inline(never)]
-fn hand_chunks(
-    py: Python<'_>,
-    sink: &Bound<'_, PyAny>,
-    traces: &mut ccsim::trace::Traces,
-    flows: &Bound<'_, PyAny>,
-    links: &Bound<'_, PyAny>,
-    min_rows: usize,
-) -> PyResult<()> {
-    let mut handed = false;
-    if traces.state.flow.len() >= min_rows {
-        sink.call1(("state", state_dict(py, &mut traces.state)?, flows, links))?;
-        handed = true;
-    }
-    if traces.queue.link.len() >= min_rows {
-        sink.call1(("queue", queue_dict(py, &mut traces.queue)?, flows, links))?;
-        handed = true;
-    }
-    if handed {
-        // The chunk and the sink's copies of it are gone: give their pages back, or
-        // the run's next allocations land beside them.
-        release_freed_memory();
-    }
-    Ok(())
 }
 
 fn stats_dict<'py>(py: Python<'py>, stats: &RunStats, wall: f64) -> PyResult<Bound<'py, PyDict>> {
@@ -192,8 +172,8 @@ fn simulate<'py>(
 ) -> PyResult<Bound<'py, PyDict>> {
     let (sim, stats, wall) = build_and_run(py, config_json, progress.as_ref(), sink.as_ref(), chunk_rows)?;
     // The engine's state goes first, and its pages back to the system, before any
-    // Python object is made: the run's peak is then the engine's alone, and what
-    // Python builds afterwards (tables, pandas) reuses that room.
+    // Python object is made: what Python allocates afterwards (numpy, then pandas
+    // and the tables) does not stack on top of the dead simulation.
     let done = sim.finish();
     release_freed_memory();
     let out = PyDict::new(py);
