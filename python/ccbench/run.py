@@ -18,10 +18,10 @@ import numpy as np
 import pandas as pd
 
 from ccbench import __version__
+from ccbench.parquet_chunks import CA_STATES  # noqa: F401 - part of the Run schema (streamed chunks need it without pandas)
+from ccbench.parquet_chunks import CATEGORIES_KEY as _CATEGORIES_KEY
 
 TABLES = ("packets", "flows", "cwnd", "queue", "drops")
-
-CA_STATES = ("open", "disorder", "cwr", "recovery", "loss")
 
 
 class RunFileError(ValueError):
@@ -182,9 +182,6 @@ class Run:
         return RunPlots(self)
 
 
-_CATEGORIES_KEY = b"ccbench.categories"
-
-
 def _write_table(df: pd.DataFrame, path: Path) -> None:
     """Parquet, plus the categories of categorical columns in the file's metadata: an
     empty table (no drops) would otherwise come back with no flow or link names."""
@@ -203,31 +200,6 @@ def _arrow_table(df: pd.DataFrame):
     meta = dict(table.schema.metadata or {})
     meta[_CATEGORIES_KEY] = json.dumps(cats).encode()
     return table.replace_schema_metadata(meta)
-
-
-class ChunkedTable:
-    """A table written to Parquet chunk by chunk (one row group each), readable as
-    if :func:`_write_table` had written it whole: a long run streams its ``cwnd``
-    and ``queue`` rows here instead of holding them."""
-
-    def __init__(self, path: Path):
-        self.path = Path(path)
-        self.rows = 0
-        self._writer = None
-
-    def write(self, df: pd.DataFrame) -> None:
-        import pyarrow.parquet as pq
-
-        table = _arrow_table(df)
-        if self._writer is None:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._writer = pq.ParquetWriter(self.path, table.schema)
-        self._writer.write_table(table.replace_schema_metadata(self._writer.schema.metadata))
-        self.rows += len(df)
-
-    def close(self) -> None:
-        if self._writer is not None:
-            self._writer.close()
 
 
 def _read_table(path: Path) -> pd.DataFrame:

@@ -58,15 +58,16 @@ class ParquetSink:
     """Streams the ``cwnd`` and ``queue`` tables to ``directory`` while a run goes on."""
 
     def __init__(self, directory: str | Path):
-        from ccbench.run import ChunkedTable
+        from ccbench.parquet_chunks import ChunkedTable
 
         self.tables = {name: ChunkedTable(Path(directory) / f"{name}.parquet") for name in ("cwnd", "queue")}
 
     def __call__(self, table: str, cols: dict, flow_names: list, link_names: list) -> None:
+        # Straight from the engine's columns to Arrow: no pandas during the run.
         if table == "state":
-            self.tables["cwnd"].write(cwnd_frame(cols, flow_names))
+            self.tables["cwnd"].write(*cwnd_columns(cols, flow_names))
         else:
-            self.tables["queue"].write(queue_frame(cols, link_names))
+            self.tables["queue"].write(*queue_columns(cols, link_names))
 
     def finish(self, run: "Run") -> "Run":
         """Writes the rows the run still holds, and makes ``run`` read both tables
@@ -74,11 +75,41 @@ class ParquetSink:
         for name, chunked in self.tables.items():
             rest = getattr(run, name)
             if len(rest) or not chunked.rows:
-                chunked.write(rest)
+                chunked.write(*frame_columns(rest))
             chunked.close()
             delattr(run, name)
         run._unread = {name: chunked.path for name, chunked in self.tables.items()}
         return run
+
+
+def cwnd_columns(s: dict, flow_names: list) -> tuple[dict, dict]:
+    """The ``cwnd`` table's columns (codes for categoricals) and categories, from the
+    extension's columns."""
+    from ccbench.parquet_chunks import CA_STATES
+
+    cols = {name: s[name] if name != "conn" else s.get("conn", np.zeros(len(s["t"]), dtype=np.uint8)) for name in CWND_COLUMNS}
+    cats = {"flow": list(flow_names)} if len(flow_names) else {}
+    return cols, {**cats, "ca_state": list(CA_STATES)}
+
+
+def queue_columns(q: dict, link_names: list) -> tuple[dict, dict]:
+    """The ``queue`` table's columns and categories, from the extension's columns."""
+    return {name: q[name] for name in QUEUE_COLUMNS}, ({"link": list(link_names)} if len(link_names) else {})
+
+
+def frame_columns(df) -> tuple[dict, dict]:
+    """A table's columns (codes for categoricals) and categories."""
+    import pandas as pd
+
+    cols, cats = {}, {}
+    for name in df.columns:
+        col = df[name]
+        if isinstance(col.dtype, pd.CategoricalDtype):
+            cols[name] = col.cat.codes.to_numpy()
+            cats[name] = [str(x) for x in col.cat.categories]
+        else:
+            cols[name] = col.to_numpy()
+    return cols, cats
 
 
 def user_facing_error(e, config: dict) -> SimulationError:
@@ -234,6 +265,13 @@ def _names(codes, labels: list):
     import pandas as pd
 
     return pd.Categorical.from_codes(np.asarray(codes, dtype=np.int64), dtype=pd.CategoricalDtype(labels))
+
+
+QUEUE_COLUMNS = ("link", "t", "backlog_bytes", "backlog_pkts")
+CWND_COLUMNS = (
+    "flow", "conn", "t", "cwnd_pkts", "ssthresh_pkts", "srtt_s", "rttvar_s", "rto_s", "inflight_pkts",
+    "sacked_pkts", "lost_pkts", "retrans_pkts", "ca_state", "pacing_rate_bps", "delivered_pkts",
+)
 
 
 def queue_frame(q: dict, link_names: list) -> pd.DataFrame:
