@@ -34,6 +34,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "emu": ("ccbench.cli.emu", "Emulate a scenario with the real Linux kernel TCP (needs root)."),
     "compare": ("ccbench.cli.compare", "One scenario several ways side by side: simulator, kernel, models, service curve."),
     "schemes": ("ccbench.cli.schemes", "Compare congestion controls on one scenario: throughput-delay plot, goodput over time, RTT fairness."),
+    "fidelity": ("ccbench.cli.fidelity", "Simulator against kernel TCP over a matrix of scenarios: errors, targets, overlays, docs/FIDELITY.md."),
     "bench": ("ccbench.cli.bench", "Measure simulator speed: wall time, events/s, packets/s and peak memory."),
 }
 

@@ -1,0 +1,70 @@
+"""``ccbench fidelity MATRIX.toml``: the simulator against kernel TCP over a matrix of scenarios."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import typer
+
+
+def fidelity_cmd(
+    matrix: Path = typer.Argument(..., metavar="MATRIX.toml", help="Fidelity matrix (examples/fidelity/default.toml).", show_default=False),
+    full: bool = typer.Option(False, "--full", help="Also run the rows of the matrix's [full] include."),
+    reps: int = typer.Option(None, "--reps", help="Repetitions per scenario and backend (default: the matrix's reps)."),
+    out: Path = typer.Option(None, "--out", "-o", help="Directory (default: runs/fidelity-<matrix name>); re-running resumes."),
+    backends: str = typer.Option("sim,emu", "--backends", help="sim, emu or sim,emu (emu needs root)."),
+    kernel: Path = typer.Option(None, "--kernel", help="Take the kernel rows from this fidelity_runs.csv/.parquet instead of running the emulator."),
+    docs: Path = typer.Option(None, "--docs", help="Markdown file to (re)generate (default: docs/FIDELITY.md of this repository when both backends ran)."),
+    jobs: int = typer.Option(None, "--jobs", "-j", help="Parallel simulator runs (the emulator always runs one at a time)."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
+) -> None:
+    """Run every scenario of MATRIX on the emulator (real kernel TCP) and the simulator,
+    several repetitions each, and compare them against the targets of issue 24.
+
+    Writes into --out: fidelity_runs.parquet/.csv (per scenario, backend, repetition and
+    flow: goodput and share, Jain's index while flows overlap, loss, srtt p50/p95,
+    retransmits, cwnd reductions and their ratio, cwnd at slow-start exit, first loss,
+    queue p50/p95, drops, CBR delays, completion times, the emulator's timing error),
+    fidelity.parquet/.csv (kernel mean and spread, simulator mean, error = sim/kernel - 1,
+    target, ok), report.html (cwnd/srtt/queue overlays) and docs/FIDELITY.md.
+
+    Example: sudo ccbench fidelity examples/fidelity/default.toml
+    """
+    from ccbench.binaries import REPO
+    from ccbench.cli.progress import output_console
+    from ccbench.fidelity import MatrixError, load_matrix, parse_backends, run_fidelity
+    from ccbench.fidelity.report import write_html, write_markdown
+
+    if reps is not None and reps < 1:
+        raise MatrixError(f"--reps: {reps} is not accepted (accepted: a count >= 1)")
+    if jobs is not None and jobs < 1:
+        raise MatrixError(f"--jobs: {jobs} is not accepted (accepted: a number of processes >= 1)")
+    names = parse_backends(backends)
+    if kernel is not None and "emu" in names:
+        raise MatrixError("--kernel: is not accepted with --backends including emu (accepted: --backends sim --kernel FILE)")
+    m = load_matrix(matrix)
+    target = out or Path("runs") / f"fidelity-{matrix.stem}"
+    console = output_console()
+    res = run_fidelity(m, target, names, full=full, reps=reps, jobs=jobs, kernel=kernel, progress=not quiet, console=console)
+    for k, msg in list(res.errors.items())[:10]:
+        console.print(f"  [red]{k}[/red]: {msg}", highlight=False, soft_wrap=True)
+    cmp = res.comparison
+    judged = cmp[cmp["ok"].notna()]
+    n_ok = int(judged["ok"].astype(bool).sum())
+    console.print(f"{len(res.rows)} scenarios, {len(res.runs)} flow rows; judged metrics within target: {n_ok} / {len(judged)}",
+                  highlight=False)
+    report = write_html(res.out, cmp, [r.name for r in res.rows], f"Fidelity: {matrix.name}")
+    msg = f"tables: {res.out / 'fidelity_runs.csv'}, {res.out / 'fidelity.csv'}; report: {report}"
+    both = "sim" in names and ("emu" in names or kernel is not None)
+    if docs is not None or both:
+        md = write_markdown(docs or REPO / "docs" / "FIDELITY.md", cmp, res.runs, str(matrix), os.uname().release, REPO,
+                            str(kernel) if kernel else None)
+        msg += f"; {md}"
+    console.print(msg, highlight=False)
+    if res.errors and res.runs.empty:
+        raise SystemExit(1)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("fidelity")(fidelity_cmd)

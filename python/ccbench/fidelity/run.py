@@ -1,0 +1,153 @@
+"""Running a fidelity matrix on both backends, on the sweep machinery.
+
+Each (backend, scenario) is one sweep whose only axis is the seed (repetitions 1..reps),
+stored in ``OUT/<backend>/<scenario>/`` (resumable: a re-run skips every finished
+repetition and runs a failed one again). Emulator sweeps run one point at a time (the
+kernel and the userspace bottleneck need the cores), simulator sweeps in parallel.
+
+Outputs in ``OUT``: ``fidelity_runs.parquet`` / ``.csv`` (one row per scenario, backend,
+repetition and flow with :data:`~ccbench.fidelity.metrics.METRICS`, the emulator's
+timing error per run, plus a ``(all)`` row per run: aggregate goodput and share) and
+``fidelity.parquet`` / ``.csv`` (:func:`~ccbench.fidelity.compare.compare`).
+
+``kernel=FILE`` takes the kernel rows from a runs table written earlier (a committed
+fixture under ``tests/data/kernel/``) instead of running the emulator: the CI guard.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Optional
+
+import pandas as pd
+
+from .compare import ALL_FLOWS, compare
+from .matrix import Matrix, MatrixError, MatrixRow
+from .metrics import METRICS, run_metrics
+
+__all__ = ["FidelityResult", "run_fidelity", "parse_backends", "load_kernel_table"]
+
+BACKENDS = ("sim", "emu")
+
+
+@dataclass
+class FidelityResult:
+    out: Path
+    rows: list[MatrixRow]
+    runs: pd.DataFrame
+    comparison: pd.DataFrame
+    errors: dict[str, str] = field(default_factory=dict)
+    sysctls: dict[str, dict] = field(default_factory=dict)  # scenario -> kernel settings of its first run
+
+
+def parse_backends(text: str) -> list[str]:
+    names = [t.strip() for t in str(text).split(",")]
+    bad = [n for n in names if n not in BACKENDS]
+    if not names or bad or len(set(names)) != len(names):
+        raise MatrixError(f"--backends: {text!r} is not accepted (accepted: sim, emu or sim,emu)")
+    return names
+
+
+def load_kernel_table(path: str | Path) -> pd.DataFrame:
+    p = Path(path)
+    if not p.is_file():
+        raise MatrixError(f"--kernel: {str(path)!r} is not a file (accepted: a fidelity_runs.csv or .parquet)")
+    df = pd.read_parquet(p) if p.suffix == ".parquet" else pd.read_csv(p)
+    need = {"scenario", "backend", "rep", "flow"}
+    if not need <= set(df.columns):
+        raise MatrixError(f"--kernel: {p} has no {', '.join(sorted(need - set(df.columns)))} column (accepted: a fidelity runs table)")
+    return df[df["backend"] == "emu"].copy()
+
+
+def _aggregate_row(m: pd.DataFrame, rate_bps: float) -> dict:
+    """The run's aggregate: goodput and share of the flows that run to the end (finished
+    transfers have their own goodput span), Jain's index, drops and queue."""
+    bulk = m[m["transport"] == "tcp"]
+    long = m[m["completion_s"].isna()]
+    gp = float(long["goodput_bps"].sum()) if len(long) else float("nan")
+    return {"flow": ALL_FLOWS, "transport": "", "goodput_bps": gp, "share": gp / rate_bps,
+            "jain": float(bulk["jain"].iloc[0]) if len(bulk) else float("nan"),
+            "drops": float(m["drops"].sum()), "queue_p50_pkts": float(m["queue_p50_pkts"].iloc[0]),
+            "queue_p95_pkts": float(m["queue_p95_pkts"].iloc[0])}
+
+
+def _sweep_rows(row: MatrixRow, backend: str, reps: int, out: Path, jobs: Optional[int]):
+    """Runs (or resumes) one scenario on one backend; yields per-run metric frames."""
+    from ccbench.run import Run
+    from ccbench.sweep import SweepSpec, SweepStore, run_sweep
+
+    spec = SweepSpec(scenario=row.scenario(), seeds=list(range(1, reps + 1)), backend=backend, source=row.name)
+    d = out / backend / row.name
+    if jobs is None:
+        jobs = 1 if backend == "emu" else min(reps, max(1, len(os.sched_getaffinity(0))))
+    res = run_sweep(spec, d, jobs=jobs, progress=False)
+    store = SweepStore(d)
+    frames, settings = [], {}
+    for rec in store.records([p.id for p in spec.points()]):
+        if rec.get("status") != "ok":
+            continue
+        run = Run.load(store.point_dir(rec["point"]))
+        m = run_metrics(run, row.rate_bps)
+        m = pd.concat([m, pd.DataFrame([_aggregate_row(m, row.rate_bps)])], ignore_index=True)
+        timing = [c for c in m.columns if c.startswith("emu_") or c == "timing_ok"]
+        m[timing] = m[timing].ffill()  # the run's emulator timing also on its "(all)" row
+        m.insert(0, "rep", int(rec["seed"]))
+        m.insert(0, "backend", backend)
+        m.insert(0, "scenario", row.name)
+        frames.append(m)
+        emu = run.meta.get("emu") or {}
+        if emu and not settings:
+            settings = {"sysctls": emu.get("sysctls"), "route_options": emu.get("route_options"),
+                        "ignored": emu.get("ignored"), "kernel": (run.meta.get("versions") or {}).get("kernel")}
+    return frames, dict(res.errors), settings
+
+
+def run_fidelity(matrix: Matrix, out: str | Path, backends: list[str], full: bool = False,
+                 reps: Optional[int] = None, jobs: Optional[int] = None, kernel: Optional[str | Path] = None,
+                 progress: bool = True, console=None) -> FidelityResult:
+    from ccbench.sweep.run import _progress
+
+    rows = matrix.selected(full)
+    reps = reps or matrix.reps
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    if "emu" in backends and kernel is None:
+        from ccbench.sweep.run import _preflight_emu
+
+        _preflight_emu()
+    frames: list[pd.DataFrame] = []
+    errors: dict[str, str] = {}
+    sysctls: dict[str, dict] = {}
+    todo = [(b, r) for r in rows for b in backends if not (b == "emu" and kernel is not None)]
+    with _progress(len(todo), 0, f"fidelity {Path(matrix.source or '').name}".strip(), progress, console) as advance:
+        for b, r in todo:
+            f, err, settings = _sweep_rows(r, b, reps, out, jobs)
+            frames += f
+            errors.update({f"{b}/{r.name}/{k}": v for k, v in err.items()})
+            if settings:
+                sysctls[r.name] = settings
+            advance(len(errors))
+    if kernel is not None:
+        k = load_kernel_table(kernel)
+        frames.append(k[k["scenario"].isin([r.name for r in rows])])
+    runs = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=["scenario", "backend", "rep", "flow"])
+    durations = {r.name: _secs(r.duration) for r in rows}
+    cmp = compare(runs, list(METRICS), durations)
+    runs.to_parquet(out / "fidelity_runs.parquet", index=False)
+    runs.to_csv(out / "fidelity_runs.csv", index=False)
+    cmp.to_parquet(out / "fidelity.parquet", index=False)
+    cmp.to_csv(out / "fidelity.csv", index=False)
+    (out / "fidelity.json").write_text(json.dumps({"matrix": matrix.source, "full": full, "reps": reps, "backends": backends,
+                                                   "kernel_table": str(kernel) if kernel else None,
+                                                   "scenarios": [r.__dict__ for r in rows], "kernel_settings": sysctls},
+                                                  indent=1, default=str), encoding="utf-8")
+    return FidelityResult(out=out, rows=rows, runs=runs, comparison=cmp, errors=errors, sysctls=sysctls)
+
+
+def _secs(d: str) -> float:
+    from ccbench.scenario.units import parse_duration
+
+    return parse_duration(d) / 1e9
