@@ -104,9 +104,12 @@ def markdown(comparison: pd.DataFrame, runs: pd.DataFrame, matrix: str, kernel: 
         e = runs[runs["backend"] == "emu"].drop_duplicates(["scenario", "rep"])
         lines += ["Emulator departure-time error per run (p50 / p99, data and ACK direction):", "",
                   "| scenario | rep | data p50 | data p99 | ACK p50 | ACK p99 | timing ok |", "|---|---|---|---|---|---|---|"]
+        def us(v) -> str:
+            return f"{v * 1e6:.3g} µs" if np.isfinite(v) else "–"
+
         for r in e.itertuples():
-            lines.append(f"| {r.scenario} | {r.rep} | {_fmt(r.emu_down_err_p50_s, '_s')} | {_fmt(r.emu_down_err_p99_s, '_s')} | "
-                         f"{_fmt(getattr(r, 'emu_up_err_p50_s', np.nan), '_s')} | {_fmt(getattr(r, 'emu_up_err_p99_s', np.nan), '_s')} | {r.timing_ok} |")
+            lines.append(f"| {r.scenario} | {r.rep} | {us(r.emu_down_err_p50_s)} | {us(r.emu_down_err_p99_s)} | "
+                         f"{us(getattr(r, 'emu_up_err_p50_s', np.nan))} | {us(getattr(r, 'emu_up_err_p99_s', np.nan))} | {r.timing_ok} |")
         lines.append("")
     w = worst_rows(comparison)
     lines += ["### Worst rows", "", "| scenario | flow | metric | kernel mean ± sd | simulator | error | target |", "|---|---|---|---|---|---|---|"]
