@@ -15,7 +15,7 @@ def fidelity_cmd(
     out: Path = typer.Option(None, "--out", "-o", help="Directory (default: runs/fidelity-<matrix name>); re-running resumes."),
     backends: str = typer.Option("sim,emu", "--backends", help="sim, emu or sim,emu (emu needs root)."),
     kernel: Path = typer.Option(None, "--kernel", help="Take the kernel rows from this fidelity_runs.csv/.parquet instead of running the emulator."),
-    docs: Path = typer.Option(None, "--docs", help="Markdown file to (re)generate (default: docs/FIDELITY.md of this repository when both backends ran)."),
+    docs: Path = typer.Option(None, "--docs", help="Markdown file to (re)generate (default when both backends ran: docs/FIDELITY.md of a source checkout, else OUT/FIDELITY.md)."),
     jobs: int = typer.Option(None, "--jobs", "-j", help="Parallel simulator runs (the emulator always runs one at a time)."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
 ) -> None:
@@ -58,7 +58,9 @@ def fidelity_cmd(
     msg = f"tables: {res.out / 'fidelity_runs.csv'}, {res.out / 'fidelity.csv'}; report: {report}"
     both = "sim" in names and ("emu" in names or kernel is not None)
     if docs is not None or both:
-        md = write_markdown(docs or REPO / "docs" / "FIDELITY.md", cmp, res.runs, str(matrix), os.uname().release, REPO,
+        # a source checkout keeps its numbers in docs/; an installed package writes beside the tables
+        default_md = REPO / "docs" / "FIDELITY.md" if (REPO / ".git").exists() else res.out / "FIDELITY.md"
+        md = write_markdown(docs or default_md, cmp, res.runs, str(matrix), os.uname().release, REPO,
                             str(kernel) if kernel else None)
         msg += f"; {md}"
     console.print(msg, highlight=False)
