@@ -57,6 +57,13 @@ def test_every_mix_and_aqm_builds_a_scenario():
     assert n["10-together-cubic-10Mbit-40ms-1bdp"] == 10 and n["4-rtt-cubic-10Mbit-40ms-1bdp"] == 4
 
 
+def test_row_selection():
+    m = loads_matrix('[[axes]]\ncc = ["reno", "cubic", "bbr"]\n')
+    assert [r.cc for r in m.selected(only="reno,bbr")] == ["reno", "bbr"]
+    with pytest.raises(MatrixError, match="--rows: 'vegas' matches no row"):
+        m.selected(only="vegas")
+
+
 def test_shipped_matrices_load():
     m = load_matrix(ROOT / "examples" / "fidelity" / "default.toml")
     assert len(m.rows) == 20 and len(m.selected(full=True)) > 300

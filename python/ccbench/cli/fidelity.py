@@ -11,6 +11,7 @@ import typer
 def fidelity_cmd(
     matrix: Path = typer.Argument(..., metavar="MATRIX.toml", help="Fidelity matrix (examples/fidelity/default.toml).", show_default=False),
     full: bool = typer.Option(False, "--full", help="Also run the rows of the matrix's [full] include."),
+    rows: str = typer.Option(None, "--rows", help="Only the rows whose name contains one of these comma-separated parts."),
     reps: int = typer.Option(None, "--reps", help="Repetitions per scenario and backend (default: the matrix's reps)."),
     out: Path = typer.Option(None, "--out", "-o", help="Directory (default: runs/fidelity-<matrix name>); re-running resumes."),
     backends: str = typer.Option("sim,emu", "--backends", help="sim, emu or sim,emu (emu needs root)."),
@@ -46,7 +47,8 @@ def fidelity_cmd(
     m = load_matrix(matrix)
     target = out or Path("runs") / f"fidelity-{matrix.stem}"
     console = output_console()
-    res = run_fidelity(m, target, names, full=full, reps=reps, jobs=jobs, kernel=kernel, progress=not quiet, console=console)
+    res = run_fidelity(m, target, names, full=full, reps=reps, jobs=jobs, kernel=kernel, progress=not quiet, console=console,
+                       only=rows)
     for k, msg in list(res.errors.items())[:10]:
         console.print(f"  [red]{k}[/red]: {msg}", highlight=False, soft_wrap=True)
     cmp = res.comparison

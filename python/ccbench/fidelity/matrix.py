@@ -163,11 +163,20 @@ class Matrix:
     source: Optional[str] = None
     extra: list[MatrixRow] = field(default_factory=list)  # the [full] rows
 
-    def selected(self, full: bool = False) -> list[MatrixRow]:
+    def selected(self, full: bool = False, only: Optional[str] = None) -> list[MatrixRow]:
+        """The rows to run: the matrix's, with ``full`` the [full] include's too; ``only``
+        (comma-separated substrings) keeps the rows whose name contains one of them."""
         out = list(self.rows)
         if full:
             names = {r.name for r in out}
             out += [r for r in self.extra if r.name not in names]
+        if only is not None:
+            parts = [p.strip() for p in only.split(",")]
+            if not parts or any(not p for p in parts):
+                raise MatrixError(f"--rows: {only!r} is not accepted (accepted: comma-separated parts of row names)")
+            out = [r for r in out if any(p in r.name for p in parts)]
+            if not out:
+                raise MatrixError(f"--rows: {only!r} matches no row of the matrix (accepted: parts of row names, e.g. 1-cubic)")
         return out
 
 

@@ -107,10 +107,10 @@ def _sweep_rows(row: MatrixRow, backend: str, reps: int, out: Path, jobs: Option
 
 def run_fidelity(matrix: Matrix, out: str | Path, backends: list[str], full: bool = False,
                  reps: Optional[int] = None, jobs: Optional[int] = None, kernel: Optional[str | Path] = None,
-                 progress: bool = True, console=None) -> FidelityResult:
+                 progress: bool = True, console=None, only: Optional[str] = None) -> FidelityResult:
     from ccbench.sweep.run import _progress
 
-    rows = matrix.selected(full)
+    rows = matrix.selected(full, only)
     reps = reps or matrix.reps
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
