@@ -118,6 +118,16 @@ RED_MAX_TH = 3 * RED_MIN_TH
 RED_W_Q = 1 - math.exp(-1 / _PTC)
 RED_MAX_P0 = 0.1
 
+# ns-2's RED with its automatic parameters and *fixed* max_p (``thresh_ = maxthresh_ = 0``,
+# ``q_weight_ = -1``, ``adaptive_ = 0``; ns-2 ``red.cc`` ``initialize_params``): the same
+# thresholds, but an EWMA with a time constant of ten "default RTTs" of 3 x (link delay +
+# one packet time), which lags the queue by seconds. Not the study's default: it brings
+# Reno to the thesis's RED value but over-synchronises HS-TCP and S-TCP (docs/REPRODUCTIONS.md,
+# "Why DropTail and RED differ: hypotheses tested").
+_NS2_RTT = max(0.1, 3 * (RTT_S / 2 + 1 / _PTC))
+RED_NS2_W_Q = 1 - math.exp(-1 / (10 * _NS2_RTT * _PTC))
+RED_MODES = ("adaptive", "ns2-fixed")
+
 
 @dataclass(frozen=True)
 class Size:
@@ -150,10 +160,14 @@ CHOICES = [
 ]
 
 
-def scenario_dict(cc: str, scheme: str, n_flows: int, duration_s: float) -> dict[str, Any]:
-    """The scenario (``Scenario.from_dict`` shape) of one experiment."""
+def scenario_dict(cc: str, scheme: str, n_flows: int, duration_s: float, red: str = "adaptive") -> dict[str, Any]:
+    """The scenario (``Scenario.from_dict`` shape) of one experiment. ``red`` picks the RED
+    variant of the ``red`` scheme (:data:`RED_MODES`): ``adaptive`` (the study's) or
+    ``ns2-fixed`` (ns-2 automatic parameters, ``q_weight_ = -1``, fixed max_p)."""
     if scheme not in SCHEMES:
         raise ValueError(f"scheme {scheme!r} is not one of {SCHEMES}")
+    if red not in RED_MODES:
+        raise ValueError(f"red {red!r} is not one of {RED_MODES}")
     tcp: dict[str, Any] = {"kind": "tcp", "cc": cc}
     queue: dict[str, Any] = {"kind": "droptail", "limit": f"{BUFFER_PKTS}pkt"}
     if scheme in ("pacing", "pecn"):
@@ -171,6 +185,8 @@ def scenario_dict(cc: str, scheme: str, n_flows: int, duration_s: float) -> dict
             "adaptive": True,
             "ecn": False,
         }
+        if red == "ns2-fixed":
+            queue.update(w_q=RED_NS2_W_Q, adaptive=False)
     if scheme == "pecn":
         queue = {"kind": "pecn", "limit": f"{BUFFER_PKTS}pkt", "upper": f"{BUFFER_PKTS}pkt",
                  "lower": f"{BUFFER_PKTS // 2}pkt"}
@@ -205,7 +221,9 @@ def scenario_dict(cc: str, scheme: str, n_flows: int, duration_s: float) -> dict
     }
 
 
-def measure(cc: str, scheme: str, n_flows: int, seed: int, duration_s: float, warmup_s: float) -> dict[str, Any]:
+def measure(
+    cc: str, scheme: str, n_flows: int, seed: int, duration_s: float, warmup_s: float, red: str = "adaptive"
+) -> dict[str, Any]:
     """Simulates one experiment and returns its loss-synchronisation numbers."""
     import ccbench
     from ccbench.analysis._common import AnalysisError
@@ -213,7 +231,7 @@ def measure(cc: str, scheme: str, n_flows: int, seed: int, duration_s: float, wa
     from ccbench.scenario import Scenario
 
     t0 = time.perf_counter()
-    scn = Scenario.from_dict(scenario_dict(cc, scheme, n_flows, duration_s))
+    scn = Scenario.from_dict(scenario_dict(cc, scheme, n_flows, duration_s, red=red))
     run = ccbench.simulate(scn, seed=seed)
     wall = time.perf_counter() - t0
     names = [str(f) for f in run.flows["flow"]]
