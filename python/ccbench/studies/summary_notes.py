@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from .wei_sync_notes import note as wei
+
 
 def _read(path: Path) -> pd.DataFrame | None:
     return pd.read_csv(path) if path.is_file() else None
@@ -93,4 +95,4 @@ def weigle(results: Path) -> str:
     return "".join(out)
 
 
-NOTES = {"stewart": stewart, "weigle": weigle}
+NOTES = {"stewart": stewart, "weigle": weigle, "wei": wei}

@@ -44,7 +44,11 @@ Choices the thesis leaves open, and ours (each also in :data:`CHOICES`, written 
   max_th = 3 min_th = 63 pkt, w_q = 1 - exp(-1/C) with C = 8333 pkt/s, gentle, initial
   max_p = 0.1 (ns-2 ``linterm_ = 10``), max_p adapted every 500 ms (the simulator's
   Linux ``red_adaptative_algo``); hard limit = the same 1680-packet buffer; drops (no
-  ECN), since the thesis's RED row does not mention ECN.
+  ECN), since the thesis's RED row does not mention ECN. The thesis's "self-adaptive" may
+  instead mean ns-2's automatic parameters with a fixed max_p: ``red = "ns2-fixed"`` (ns-2's
+  default ``q_weight_ = -1`` EWMA, max_p 0.1). That variant brings Reno to the thesis's 0.60 but
+  HS-TCP and S-TCP to 0.61/0.72 (thesis 0.40/0.30), so it is not the default
+  (docs/REPRODUCTIONS.md, "Why DropTail and RED differ: hypotheses tested").
 * **Persistent ECN.** upper watermark = buffer B = 1680 pkt, lower = B/2 (the thesis's
   defaults), every TCP flow ECN-capable and randomly paced ("used together with
   randomized pacing to avoid phase effects"); noise UDP is not ECN-capable (only tail
@@ -222,16 +226,20 @@ def scenario_dict(cc: str, scheme: str, n_flows: int, duration_s: float, red: st
 
 
 def measure(
-    cc: str, scheme: str, n_flows: int, seed: int, duration_s: float, warmup_s: float, red: str = "adaptive"
+    cc: str, scheme: str, n_flows: int, seed: int, duration_s: float, warmup_s: float, red: str = "adaptive",
+    scenario: Optional[dict[str, Any]] = None,
 ) -> dict[str, Any]:
-    """Simulates one experiment and returns its loss-synchronisation numbers."""
+    """Simulates one experiment and returns its loss-synchronisation numbers. ``scenario``
+    (a :func:`scenario_dict` result, changed) replaces the study's own, for hypothesis runs."""
     import ccbench
     from ccbench.analysis._common import AnalysisError
     from ccbench.analysis.losses import loss_sync_rate
     from ccbench.scenario import Scenario
 
     t0 = time.perf_counter()
-    scn = Scenario.from_dict(scenario_dict(cc, scheme, n_flows, duration_s, red=red))
+    if scenario is None:
+        scenario = scenario_dict(cc, scheme, n_flows, duration_s, red=red)
+    scn = Scenario.from_dict(scenario)
     run = ccbench.simulate(scn, seed=seed)
     wall = time.perf_counter() - t0
     names = [str(f) for f in run.flows["flow"]]
