@@ -70,9 +70,13 @@ HYPOTHESES_MD = (
     '  Fig. 3.12, whose flow counts and buffers the text does not list, so part of the gap may come from flow counts\n'
     '  larger than our 16-32. This is unproven. Still untested: the exact TCP-Linux 2.6.16 sender, staggered start\n'
     '  times, and per-flow access delays (the values for Fig. 4.13 are not in the text).\n'
-    '* **Persistent ECN (≈1.00 vs 0.97 / 0.81 / 0.81): not investigated in this session.** With the upper watermark\n'
-    '  at B, every packet is marked for the whole event, so every flow sees every event. A value below 1 needs events\n'
-    '  whose first loss falls outside a marking period, such as noise drops.\n'
+    "* **Persistent ECN (≈1.00 vs 0.97 / 0.81 / 0.81): counted, not explained.** Seeds 1-2, 600 s, from the study's\n"
+    '  runs. A marking period (upper watermark B, lower B/2) lasts 0.62 s for Reno, 0.68 s for HS-TCP and 1.45 s for\n'
+    "  S-TCP, which is 3-7 of the study's 200 ms event windows. Every TCP flow is marked in every window, so with\n"
+    '  marks counted as losses λ is 0.99-1.00 by construction. Counting drops only gives 0.59-0.68 (19-58 events).\n'
+    "  The thesis's values fall as the marking periods grow (Reno 0.97, HS-TCP and S-TCP 0.81). That suggests it\n"
+    "  counted something that saturates less within a long period, such as a flow's per-RTT congestion response\n"
+    '  (a flow in CWR ignores a second mark in the same RTT). This is not tested.\n'
 )
 
 
