@@ -61,6 +61,11 @@ def models_table(measured: pd.DataFrame, pred: pd.DataFrame, way: str = "measure
     return out[cols]
 
 
+def _reasons(pred: pd.DataFrame) -> list[str]:
+    """The distinct reasons the models gave for not applying, flow by flow."""
+    return list(dict.fromkeys(f"{r.flow}: {r.why_not}" for r in pred.itertuples(index=False) if not r.valid))
+
+
 def _f(v) -> float:
     try:
         return float(v)
@@ -82,6 +87,9 @@ def run_models_sections(run) -> list[str]:
         if not data:
             return [H.section("Models", H.note("no scenario in the run's metadata: no model rows"), anchor="models")]
         pred = predict(Scenario.from_dict(data), run=run)
+        if not pred["valid"].any():
+            return [H.section("Models", H.note(f"no model applies to any flow ({'; '.join(_reasons(pred))})"),
+                              anchor="models")]
         flows = run.flows.copy()
         flows["flow"] = flows["flow"].astype(str)
         tab = models_table(flows, pred, way=f"measured ({run.meta.get('backend', 'run')})")
@@ -111,10 +119,14 @@ def sweep_models_sections(store, meta: dict[str, Any], ok: pd.DataFrame, max_poi
             groups.setdefault(key, []).extend(rec.get("rows") or rec.get("flows") or [])
             values[key] = rec.get("values", {})
         tables = []
+        why_not: dict[str, None] = {}
         for key in list(groups)[:max_points]:
             rows = groups[key]
             pred = predict(spec.scenario_for(values[key]), measured=measured_from_rows(rows),
                            loss_from=meta.get("backend", "sim"))
+            if not pred["valid"].any():  # nothing to set beside the measurement: one line below, not a table
+                why_not.update(dict.fromkeys(_reasons(pred)))
+                continue
             measured = pd.DataFrame(rows).groupby("flow", sort=False).median(numeric_only=True).reset_index()
             tab = models_table(measured, pred, way="measured (median over seeds)")
             label = ", ".join(f"{k} = {v}" for k, v in values[key].items()) or "(no parameters)"
@@ -123,6 +135,9 @@ def sweep_models_sections(store, meta: dict[str, Any], ok: pd.DataFrame, max_poi
             tables.append(H.note(f"first {max_points} of {len(groups)} parameter combinations"))
         if not groups:
             tables.append(H.note("no finished point: no model rows"))
+        elif why_not:
+            what = "no model applies to any flow" if not tables else "other combinations: no model applies"
+            tables.append(H.note(f"{what} ({'; '.join(why_not)})"))
     except Exception as e:  # noqa: BLE001 - the sweep report still renders
         return [H.section("Models", H.note(f"models not available for this sweep: {e}"), anchor="models")]
     return [H.section("Models beside the measurements", *tables, H.note(_NOTE), anchor="models")]

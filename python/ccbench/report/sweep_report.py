@@ -127,12 +127,15 @@ def metric_figure(ok: pd.DataFrame, meta: dict[str, Any], axis: list[str], metri
     axes = varied_axes(meta)
     others = [a for a in axes if a != axis]
     short = _short_names(list(meta.get("parameters", [])))
-    xs = _axis_values(meta, axis)
+    # a value whose every point failed has nothing to show (and may not parse: "-1B")
+    xs = [v for v in _axis_values(meta, axis) if _matches(ok, axis, v).any()]
+    if not xs:
+        return None
     xnum = numeric_axis([v[0] for v in xs]) if len(axis) == 1 else None
     numeric_x = xnum is not None
     xpos = xnum if numeric_x else list(range(len(xs)))
     xlabels = [" / ".join(_label(x) for x in v) for v in xs]
-    other_vals = [_axis_values(meta, a) for a in others]
+    other_vals = [[v for v in _axis_values(meta, a) if _matches(ok, a, v).any()] for a in others]
     groups = list(itertools.product(*other_vals)) if others else [()]
     # a flow without this metric (the delay of a bulk flow) gets no empty panel
     flows = [f for f in pd.unique(ok["flow"].dropna()) if ok.loc[ok["flow"] == f, metric].notna().any()]
@@ -172,7 +175,7 @@ def metric_figure(ok: pd.DataFrame, meta: dict[str, Any], axis: list[str], metri
                 ax.errorbar(px, med, yerr=[lo, hi], marker="o", ms=4, capsize=3, lw=1.2, label=glabel, color=color)
             else:
                 # categories (cc names, queue rules) have no order between them: bars, not lines
-                ax.bar(px, med, width=bar_w * 0.92, color=color, alpha=0.8, label=glabel)
+                ax.bar(px, med, width=bar_w * 0.92, color=color, label=glabel)
                 ax.errorbar(px, med, yerr=[lo, hi], fmt="none", ecolor="black", elinewidth=0.9, capsize=2.5)
         ax.set_title(str(flow), fontsize="medium")
         if logx:
@@ -258,9 +261,6 @@ def sweep_report_html(sweep_dir: str | Path, fmt: str = "svg", metrics: Optional
             anchor="summary",
         )
     )
-    from .models import sweep_models_sections
-
-    parts.extend(sweep_models_sections(store, meta, ok))
     if len(err):
         e = err[["point", *params, "seed", "error"]]
         parts.append(H.section("Failed points", H.table(e, max_rows=200, row_class=lambda r: "error"), anchor="errors"))
@@ -281,6 +281,11 @@ def sweep_report_html(sweep_dir: str | Path, fmt: str = "svg", metrics: Optional
                 name = f"{m}__{'+'.join(axis)}"
                 figs.append(H.figure(fig, name, f"{METRICS.get(m, (m,))[0]} against {' / '.join(axis)}", fmt))
     parts.append(H.section("Metrics against parameters", *figs, anchor="figures"))
+    # The models come after the figures: a table per parameter combination is long,
+    # and the figures are what a reader opens a sweep report for.
+    from .models import sweep_models_sections
+
+    parts.extend(sweep_models_sections(store, meta, ok))
 
     full = df.drop(columns=[c for c in ("host",) if c in df.columns])
     parts.append(
