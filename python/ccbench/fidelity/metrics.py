@@ -129,7 +129,10 @@ def run_metrics(run, rate_bps: float) -> pd.DataFrame:
     fl["flow"] = fl["flow"].astype(str)
     drops = run.drops
     dflow = drops["flow"].astype(str) if not drops.empty else pd.Series(dtype=str)
-    bulk = [r.flow for r in fl.itertuples() if r.transport == "tcp" and not np.isfinite(r.completion_s) and r.msgs_sent <= 1]
+    # bulk flows: TCP, no completion time (not a transfer) and no message delays (not CBR);
+    # the emulator counts a bulk flow's writes as messages, so msgs_sent cannot tell
+    bulk = [r.flow for r in fl.itertuples()
+            if str(r.transport) == "tcp" and not np.isfinite(r.completion_s) and not np.isfinite(r.delay_p50_s)]
     jain, cv = _overlap_fairness(run, bulk)
     q50, q95 = _queue(run)
     rows = []

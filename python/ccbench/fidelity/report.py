@@ -111,8 +111,8 @@ def markdown(comparison: pd.DataFrame, runs: pd.DataFrame, matrix: str, kernel: 
             lines.append(f"| {r.scenario} | {r.rep} | {us(r.emu_down_err_p50_s)} | {us(r.emu_down_err_p99_s)} | "
                          f"{us(getattr(r, 'emu_up_err_p50_s', np.nan))} | {us(getattr(r, 'emu_up_err_p99_s', np.nan))} | {r.timing_ok} |")
         lines.append("")
-    w = worst_rows(comparison)
-    lines += ["### Worst rows", "", "| scenario | flow | metric | kernel mean ± sd | simulator | error | target |", "|---|---|---|---|---|---|---|"]
+    w = worst_rows(comparison, 10)
+    lines += ["### Worst rows (the worst metric of each scenario)", "", "| scenario | flow | metric | kernel mean ± sd | simulator | error | target |", "|---|---|---|---|---|---|---|"]
     for r in w.itertuples():
         lines.append(f"| {r.scenario} | {r.flow} | {r.metric} | {_fmt(r.kernel_mean, r.metric)} ± {_fmt(r.kernel_std, r.metric)} | "
                      f"{_fmt(r.sim_mean, r.metric)} | {r.error:+.1%} | {r.target} |")
