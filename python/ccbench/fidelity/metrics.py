@@ -144,7 +144,8 @@ def run_metrics(run, rate_bps: float) -> pd.DataFrame:
         # both backends: the flow tables divide by different spans for it
         gp = float(r.bytes_delivered) * 8 / float(r.completion_s) if np.isfinite(r.completion_s) and r.completion_s > 0 else float(r.goodput_bps)
         row = {
-            "flow": r.flow, "transport": r.transport, "goodput_bps": gp, "share": gp / rate_bps, "loss_rate": float(r.loss_rate),
+            "flow": r.flow, "transport": r.transport, "start_s": float(r.start_s), "end_s": float(r.end_s),
+            "bytes_delivered": float(r.bytes_delivered), "goodput_bps": gp, "share": gp / rate_bps, "loss_rate": float(r.loss_rate),
             "rtt_p50_s": float(r.rtt_p50_s), "rtt_p95_s": float(r.rtt_p95_s),
             "retrans_pkts": float(r.retrans_bytes) / MSS, "drops": float(len(mine)), "first_loss_s": first,
             "jain": jain, "goodput_cv": cv, "queue_p50_pkts": q50, "queue_p95_pkts": q95,
@@ -157,7 +158,7 @@ def run_metrics(run, rate_bps: float) -> pd.DataFrame:
             row.update({"cwnd_reductions": float("nan"), "reduction_ratio": float("nan"),
                         "ss_exit_cwnd": float("nan"), "ss_exit_s": float("nan")})
         rows.append(row)
-    out = pd.DataFrame(rows, columns=["flow", "transport", *METRICS])
+    out = pd.DataFrame(rows, columns=["flow", "transport", "start_s", "end_s", "bytes_delivered", *METRICS])
     for k, v in emu_timing(run, rate_bps).items():
         out[k] = v
     return out

@@ -64,10 +64,12 @@ def load_kernel_table(path: str | Path) -> pd.DataFrame:
 
 def _aggregate_row(m: pd.DataFrame, rate_bps: float) -> dict:
     """The run's aggregate: goodput and share of the flows that run to the end (finished
-    transfers have their own goodput span), Jain's index, drops and queue."""
+    transfers have their own goodput span) over the whole span of the run (a flow that
+    starts late contributes its bytes, not its own rate), Jain's index, drops and queue."""
     bulk = m[m["transport"] == "tcp"]
     long = m[m["completion_s"].isna()]
-    gp = float(long["goodput_bps"].sum()) if len(long) else float("nan")
+    span = float(long["end_s"].max() - long["start_s"].min()) if len(long) else float("nan")
+    gp = float(long["bytes_delivered"].sum()) * 8 / span if len(long) and span > 0 else float("nan")
     return {"flow": ALL_FLOWS, "transport": "", "goodput_bps": gp, "share": gp / rate_bps,
             "jain": float(bulk["jain"].iloc[0]) if len(bulk) else float("nan"),
             "drops": float(m["drops"].sum()), "queue_p50_pkts": float(m["queue_p50_pkts"].iloc[0]),
@@ -115,9 +117,13 @@ def run_fidelity(matrix: Matrix, out: str | Path, backends: list[str], full: boo
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     if "emu" in backends and kernel is None:
+        from ccbench.sweep import SweepError
         from ccbench.sweep.run import _preflight_emu
 
-        _preflight_emu()
+        try:
+            _preflight_emu()
+        except SweepError as e:  # say it of this command's option, not of a sweep file
+            raise MatrixError("--backends: " + str(e).removeprefix('sweep.backend: ')) from None
     frames: list[pd.DataFrame] = []
     errors: dict[str, str] = {}
     sysctls: dict[str, dict] = {}
