@@ -13,7 +13,8 @@ from typer.testing import CliRunner
 
 from conftest import ROOT, needs_core
 
-EXAMPLES = sorted(p for p in (ROOT / "examples").rglob("*.toml"))
+# `examples/fidelity/` holds `ccbench fidelity` matrices (predict refuses them: tested below).
+EXAMPLES = sorted(p for p in (ROOT / "examples").rglob("*.toml") if p.parent.name != "fidelity")
 
 
 def dumbbell(flows, loss=None, rate="10Mbit", delay="20ms", queue=None, duration="10s"):
@@ -281,3 +282,8 @@ seeds = 2
     html = write_report(tmp_path / "sw").read_text()
     assert "Models beside the measurements" in html and "measured (median over seeds)" in html
     assert html.count("model: pftk<") == 2  # one table per parameter combination
+
+
+def test_predict_refuses_a_fidelity_matrix():
+    res = invoke("predict", ROOT / "examples" / "fidelity" / "default.toml", "--loss-from", "scenario")
+    assert res.exit_code == 2 and "ccbench fidelity" in res.output

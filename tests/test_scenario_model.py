@@ -14,8 +14,10 @@ ROOT = Path(__file__).resolve().parents[1]
 # Scenario files. Sweep specifications (`sweep_*.toml`) have a format of their own, and
 # `estimate_*.toml` have no flows (`ccbench estimate` adds the probe; the netcal tests
 # load them).
+# `examples/fidelity/` holds `ccbench fidelity` matrices, not scenarios (tests/test_fidelity.py).
 EXAMPLES = sorted(
-    p for p in (ROOT / "examples").glob("**/*.toml") if not p.name.startswith(("sweep_", "estimate_"))
+    p for p in (ROOT / "examples").glob("**/*.toml")
+    if not p.name.startswith(("sweep_", "estimate_")) and p.parent.name != "fidelity"
 )
 
 

@@ -40,6 +40,9 @@ def load_for_models(path: Path):
         from ccbench.sweep.spec import load_sweep
 
         return load_sweep(path).scenario
+    if "axes" in data or "rows" in data or "defaults" in data:
+        raise ScenarioError([f"{path}: a `ccbench fidelity` matrix, not a scenario (run it with `ccbench fidelity`)"],
+                            source=str(path))
     if not data.get("flows"):
         return None
     return load_scenario(path)
