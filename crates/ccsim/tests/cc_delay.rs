@@ -31,17 +31,6 @@ fn cc(name: &str, params: &[(&str, serde_json::Value)]) -> TcpConfig {
     c
 }
 
-fn dumbbell(pairs: u32, rate_bps: u64, one_way_ns: u64, queue: ccsim::qdisc::QdiscConfig) -> TopologyConfig {
-    TopologyConfig::Dumbbell {
-        pairs,
-        bottleneck: BottleneckConfig {
-            down: link(rate_bps, one_way_ns, queue),
-            up: link(rate_bps, one_way_ns, droptail(100_000, DropRule::Packets)),
-        },
-        access: AccessConfig::default(),
-    }
-}
-
 /// Wire bytes of a full segment: 1448 payload + 52 header.
 const PKT: f64 = 1500.0;
 
@@ -157,7 +146,7 @@ fn vegas_equilibrium(rate: u64, owd: u64, a: i64, legacy: bool) -> (f64, f64, (f
     let cfg = config(
         1,
         dur,
-        dumbbell(1, rate, owd, droptail(100_000, DropRule::Packets)),
+        dumbbell_q(1, rate, owd, droptail(100_000, DropRule::Packets)),
         vec![tcp_flow("v", "srv0", "cli0", t)],
     );
     let sim = run(&cfg);
@@ -190,7 +179,7 @@ fn vegas_linux_defaults_hold_the_window_with_alpha_to_beta_packets_queued() {
     let cfg = config(
         1,
         40 * SEC,
-        dumbbell(1, rate, owd, droptail(100_000, DropRule::Packets)),
+        dumbbell_q(1, rate, owd, droptail(100_000, DropRule::Packets)),
         vec![tcp_flow("v", "srv0", "cli0", t)],
     );
     let sim = run(&cfg);
@@ -228,7 +217,7 @@ fn fast_flows_converge_to_alpha_proportional_windows() {
             tcp_flow(&format!("f{i}"), &format!("srv{i}"), &format!("cli{i}"), t)
         })
         .collect();
-    let cfg = config(1, 30 * SEC, dumbbell(3, rate, owd, droptail(100_000, DropRule::Packets)), flows);
+    let cfg = config(1, 30 * SEC, dumbbell_q(3, rate, owd, droptail(100_000, DropRule::Packets)), flows);
     let sim = run(&cfg);
     let alpha: f64 = alphas.iter().sum::<i64>() as f64;
     let mut total = 0.0;
@@ -266,7 +255,7 @@ fn bbr_fills_the_pipe_with_a_small_standing_queue_and_cycles_through_its_states(
     let cfg = config(
         1,
         dur,
-        dumbbell(1, rate, owd, droptail(limit, DropRule::Packets)),
+        dumbbell_q(1, rate, owd, droptail(limit, DropRule::Packets)),
         vec![tcp_flow("b", "srv0", "cli0", cc("bbr", &[]))],
     );
     let sim = run(&cfg);
@@ -326,7 +315,7 @@ fn dctcp_alpha_tracks_the_marked_fraction_and_the_queue_sits_at_k() {
     let mut t = cc("dctcp", &[]);
     t.ecn = true;
     let dur = 30 * SEC;
-    let sim = run(&config(1, dur, dumbbell(1, rate, owd, red), vec![tcp_flow("d", "srv0", "cli0", t)]));
+    let sim = run(&config(1, dur, dumbbell_q(1, rate, owd, red), vec![tcp_flow("d", "srv0", "cli0", t)]));
     let s = &sim.flow_summaries()[0];
     let AnyCc::Dctcp(d) = sim.tcp_sender(0).unwrap().cc() else { panic!("not dctcp") };
     let (windows, mean_alpha, mean_f) = d.window_stats();
@@ -385,7 +374,7 @@ fn compound_dwnd_grows_below_gamma_and_fills_a_long_fat_pipe() {
         let cfg = config(
             1,
             dur,
-            dumbbell(1, rate, owd, droptail(25, DropRule::Packets)),
+            dumbbell_q(1, rate, owd, droptail(25, DropRule::Packets)),
             vec![tcp_flow("f", "srv0", "cli0", cc(name, &[]))],
         );
         let sim = run(&cfg);
@@ -416,7 +405,7 @@ fn compound_backs_off_to_reno_when_the_path_queues() {
     let dur = 60 * SEC;
     let flows =
         vec![tcp_flow("ctcp", "srv0", "cli0", cc("compound", &[])), tcp_flow("reno", "srv1", "cli1", cc("reno", &[]))];
-    let sim = run(&config(1, dur, dumbbell(2, rate, owd, droptail(200, DropRule::Packets)), flows));
+    let sim = run(&config(1, dur, dumbbell_q(2, rate, owd, droptail(200, DropRule::Packets)), flows));
     let log = ctcp_log(&sim, 0);
     let above: Vec<_> = log.iter().filter(|r| r.0 >= 30).collect();
     let shrank = above.iter().filter(|r| r.2 < r.1 || r.1 == 0).count();
