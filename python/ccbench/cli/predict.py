@@ -40,9 +40,18 @@ def load_for_models(path: Path):
         from ccbench.sweep.spec import load_sweep
 
         return load_sweep(path).scenario
-    if "axes" in data or "rows" in data or "defaults" in data:
-        raise ScenarioError([f"{path}: a `ccbench fidelity` matrix, not a scenario (run it with `ccbench fidelity`)"],
-                            source=str(path))
+    # A flow-less file is not validated as a scenario (a Scenario needs flows), so its
+    # top-level keys are checked here: anything else (a `ccbench fidelity` matrix, a
+    # typo) is refused rather than read as "no flows".
+    from ccbench.scenario import Scenario
+
+    unknown = sorted(set(data) - set(Scenario.model_fields))
+    if unknown:
+        raise ScenarioError(
+            [f"{path}: {', '.join(unknown)}: not scenario keys (accepted keys: {', '.join(Scenario.model_fields)}, "
+             "or a sweep file's [sweep]; a `ccbench fidelity` matrix runs with `ccbench fidelity`)"],
+            source=str(path),
+        )
     if not data.get("flows"):
         return None
     return load_scenario(path)
