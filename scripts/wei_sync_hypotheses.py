@@ -3,6 +3,7 @@ hypotheses tested" (issue 21): each row is the Wei study's setup with one thing 
 
     PYTHONPATH=python python scripts/wei_sync_hypotheses.py                 # every row, ~2 min
     PYTHONPATH=python python scripts/wei_sync_hypotheses.py red-fixed buf210 --seeds 1,2
+    PYTHONPATH=python python scripts/wei_sync_hypotheses.py --pecn-counting --duration 600   # P-ECN rows
 """
 
 from __future__ import annotations
@@ -56,6 +57,8 @@ ROWS: dict[str, tuple[str, str, Tweak]] = {
     "access-10g": ("reno", "droptail", lambda d: d["topology"]["access"].update(rate="10Gbit")),
     "pkt1000": ("reno", "droptail", lambda d: _tcp(d).update(mss=948)),
     "rate-halving": ("reno", "droptail", lambda d: _tcp(d).update(recovery="rate-halving")),
+    # staggered starts: flow i starts at i x 0.5 s (no common slow start, no phase lock from t = 0)
+    "stagger": ("reno", "droptail", lambda d: d["flows"][0].update(start_every="500ms")),
     "textbook-reno": ("reno", "droptail", lambda d: _tcp(d).update(stack="textbook-reno")),
     "red": ("reno", "red", lambda d: None),
     "red-no-delack": ("reno", "red", lambda d: _tcp(d).update(delayed_ack=False)),
@@ -84,6 +87,68 @@ def run_row(name: str, seeds: list[int], n_flows: int, duration_s: float, warmup
     return pd.DataFrame(rows)
 
 
+def _sync_of_signals(sig: pd.DataFrame, window_s: float, tcp: list[str]) -> tuple[float, int]:
+    """λ over the TCP flows of the signals ``sig`` (columns t, flow) segmented into events of
+    ``window_s`` (the study's rule)."""
+    from ccbench.analysis.losses import loss_sync_rate
+
+    d = pd.DataFrame({"t": sig["t"].to_numpy(), "flow": sig["flow"].astype(str).to_numpy(), "kind": "drop"})
+    sr = loss_sync_rate(d, window_s, flows=sorted(set(tcp) | set(d["flow"])))
+    return float(sr.per_flow[tcp].mean()), sr.n_events
+
+
+def pecn_counting(cc: str, seed: int, n_flows: int, duration_s: float, warmup_s: float) -> dict[str, Any]:
+    """Persistent ECN: λ counted five ways from one run (issue 21, item 1b). The marks of a
+    marking period land in every 200 ms window; the hypothesis is that the thesis counted
+    something a sender does at most once per RTT.
+
+    ``study``: every drop and mark is a signal (the study). ``cwr-thinned``: a flow's signals
+    thinned to one per smoothed RTT (a sender in CWR ignores further marks for an RTT).
+    ``reactions``: a flow's entries into CWR / Recovery / Loss (the sampled ``ca_state``,
+    every 10 ms) are its signals. ``react-per-event``: events from all signals, a flow counts
+    if it enters CWR / Recovery within the event's window plus one srtt. ``overflow-events``:
+    events started by buffer-overflow drops only ("an RTT in which the bottleneck drops at
+    least one packet because of buffer overflow"), a flow counts if it had a mark or drop."""
+    import numpy as np
+
+    import ccbench
+    from ccbench.analysis.losses import label_loss_events
+    from ccbench.scenario import Scenario
+
+    d = W.scenario_dict(cc, "pecn", n_flows, duration_s)
+    d["run"]["state_sample"] = "10ms"
+    run = ccbench.simulate(Scenario.from_dict(d), seed=seed)
+    tcp = [str(f) for f in run.flows["flow"] if str(f).startswith("tcp")]
+    dr = run.drops
+    dr = dr[(dr["link"].astype(str) == "bottleneck_down") & (dr["t"] >= warmup_s)].assign(flow=lambda x: x["flow"].astype(str))
+    st = run.cwnd.assign(flow=run.cwnd["flow"].astype(str))
+    st = st[st["flow"].isin(tcp)].sort_values(["flow", "t"])
+    srtt = float(st.loc[(st["t"] >= warmup_s) & (st["srtt_s"] > 0), "srtt_s"].mean())
+    out: dict[str, Any] = {"algorithm": cc, "seed": seed, "srtt_s": srtt}
+    out["study"], out["events"] = _sync_of_signals(dr, W.RTT_S, tcp)
+    per = label_loss_events(dr, srtt, per_flow=True, kinds=("drop", "mark"))
+    out["cwr-thinned"], _ = _sync_of_signals(per.groupby("event").first().reset_index(), W.RTT_S, tcp)
+    reduced = st["ca_state"].astype(str) != "open"
+    entry = st[reduced & ~reduced.groupby(st["flow"]).shift(1, fill_value=False) & (st["t"] >= warmup_s)]
+    out["reactions"], out["reaction_events"] = _sync_of_signals(entry, W.RTT_S, tcp)
+    out["reactions_per_flow"] = len(entry) / len(tcp)
+    t0 = label_loss_events(dr, W.RTT_S, kinds=("drop", "mark")).groupby("event")["t"].min().to_numpy()
+    hit = []
+    for f in tcp:
+        te = np.sort(entry.loc[entry["flow"] == f, "t"].to_numpy())
+        hit.append(np.mean(np.searchsorted(te, t0 + W.RTT_S + srtt) > np.searchsorted(te, t0)))
+    out["react-per-event"] = float(np.mean(hit))
+    ov = dr[dr["reason"].astype(str) == "overflow"]
+    t0 = label_loss_events(ov, W.RTT_S).groupby("event")["t"].min().to_numpy()
+    hit = []
+    for f in tcp:
+        te = np.sort(dr.loc[dr["flow"] == f, "t"].to_numpy())
+        hit.append(np.mean(np.searchsorted(te, t0 + W.RTT_S) > np.searchsorted(te, t0)))
+    out["overflow-events"], out["overflow_events"] = float(np.mean(hit)), len(t0)
+    out["drops-only"], _ = _sync_of_signals(dr[dr["kind"].astype(str) == "drop"], W.RTT_S, tcp)
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("rows", nargs="*", help=f"rows to run (default all): {', '.join(ROWS)}")
@@ -91,7 +156,13 @@ def main() -> None:
     ap.add_argument("--flows", type=int, default=16)
     ap.add_argument("--duration", type=float, default=600.0)
     ap.add_argument("--warmup", type=float, default=100.0)
+    ap.add_argument("--pecn-counting", action="store_true", help="the P-ECN counting rows (every algorithm)")
     a = ap.parse_args()
+    if a.pecn_counting:
+        seeds = [int(s) for s in a.seeds.split(",")]
+        rows = [pecn_counting(cc, s, a.flows, a.duration, a.warmup) for cc in W.ALGORITHMS for s in seeds]
+        print(pd.DataFrame(rows).groupby("algorithm", sort=False).mean(numeric_only=True).round(3).to_string())
+        return
     bad = [r for r in a.rows if r not in ROWS]
     if bad:
         ap.exit(2, f"rows: {', '.join(bad)} not known (accepted: {', '.join(ROWS)})\n")

@@ -9,6 +9,8 @@ Each module exposes ``run(full: bool = False, out: Path | None = None) -> pandas
 
 STUDIES = {
     "wei-sync": "ccbench.studies.wei_sync",
+    "wei-ch3": "ccbench.studies.wei_ch3",
+    "wei-probe": "ccbench.studies.wei_probe",
     "brosh-droptail": "ccbench.studies.brosh_droptail",
     "brosh-split": "ccbench.studies.brosh_split",
     "luebben-fig9": "ccbench.studies.luebben_fig9",

@@ -41,21 +41,32 @@ NR = "not reproducible here"
 PAPERS: tuple[Paper, ...] = (
     Paper(
         "wei", "Wei, Microscopic Behavior of Internet Congestion Control (Caltech PhD thesis, 2007)", "003",
-        "wei-microscopic-congestion-control.md", ("wei-sync",),
+        "wei-microscopic-congestion-control.md", ("wei-sync", "wei-ch3", "wei-probe"),
         (
             Item("Ch. 2, Fig. 2.x", "single Vegas flow 800 Mbit/s / 200 ms: cwnd in [19067, 19068]; 100 flows: mean cwnd "
                  "114.6-115.6, queue 1935-2035 pkts", NY, "no study; Vegas and the packet-level ack-clock model exist "
                  "(`cc = \"vegas\"`, `ccbench.models.wei_fast`)"),
-            Item("Figs 3.1-3.3", "loss burstiness: ns-2 80 % of loss intervals < 1 % RTT; PlanetLab 60 % < 1 RTT, "
-                 "40 % < 1 % RTT", NR, "PlanetLab part needs Internet paths (`ccbench probe` measures a real path); "
-                 "the ns-2 part has no study yet"),
-            Item("Fig. 3.8", "loss-detection fraction: bursty 30 %, paced 70 %", NY, "no study"),
+            Item("Figs 3.1-3.3", "loss burstiness: ns-2 80 % of loss intervals < 1 % RTT, > 10x Poisson", None,
+                 "study wei-ch3 (16 Reno, RTTs 2-200 ms); the PlanetLab part needs Internet paths "
+                 "(`ccbench probe` measures a real path; wei-probe runs the probe analysis on sim and emu)",
+                 "wei-ch3", "claims:Fig. 3.1"),
+            Item("Fig. 3.8", "loss-detection fraction: bursty 30 %, paced 70 %", None, "study wei-ch3 (16 flows)",
+                 "wei-ch3", "claims:Fig. 3.8"),
+            Item("Fig. 3.9", "synchronisation rate vs number of flows (ns-2 and model 3.1-3.3)", None,
+                 "study wei-ch3 (N 4-32; --full 2-32)", "wei-ch3", "claims:Fig. 3.9"),
             Item("Tables 3.1, 3.2", "loss synchronisation rate of Reno / HS-TCP / S-TCP under DropTail, pacing, RED, "
                  "P-ECN", None, "study wei-sync (100 Mbit/s, 200 ms, 50 on/off noise flows)", "wei-sync", "wei-sync"),
-            Item("Figs 3.9-3.20", "fairness convergence: Reno > 1500 RTTs at 100 Mbit/s / 200 ms; time reduced 2.4x "
-                 "(pacing), 1.25x (RED), 30x (P-ECN)", NY, "no study"),
+            Item("Table 3.1 (pooled)", "Reno DropTail λ 0.20 'averaged over all loss events' of Fig. 3.12's runs", None,
+                 "study wei-ch3: event-weighted pool over the N and buffer sweeps", "wei-ch3", "claims:Table 3.1"),
+            Item("Figs 3.12-3.23", "fairness convergence: Reno > 1500 RTTs at 100 Mbit/s / 200 ms; time reduced 2.4x "
+                 "(pacing), 1.25x (RED), 30x (P-ECN); bound (3.8)", None,
+                 "study wei-ch3 (eq. 3.7 from start-up, N 8/16)", "wei-ch3", "claims:Figs 3.12-3.22|Fig. 3.23"),
             Item("Figs 3.21-3.26", "64 MB transfer: bound 5.39 s, TCP up to 10x at 200 ms, P-ECN <= 2x; P-ECN "
-                 "throughput within 15 %", NY, "no study"),
+                 "throughput within 15 %", None, "study wei-ch3 (N 2-32, 1/8 and 1 BDP; throughput part not run)",
+                 "wei-ch3", "claims:Fig. 3.24"),
+            Item("§4.3 probe", "UDP probe loss traces: PlanetLab 40 % of intervals < 1 % RTT, 60 % < 1 RTT, burstier "
+                 "than Poisson", None, "study wei-probe (simulator and emulator, drop-tail and RED; real paths with "
+                 "`ccbench probe`)", "wei-probe", "wei-probe"),
             Item("Ch. 4 tables", "ns-2 TCP-Linux vs Sack1 speed and memory", NR,
                  "compares two ns-2 implementations, not a network behaviour"),
         ),

@@ -39,6 +39,10 @@ TABLES: dict[str, tuple[str, list[str] | None]] = {
                                               "jitter_s", "jitter_s_paper", "p95_s", "p95_s_paper"]),
     "brosh-split": ("brosh_split.csv", None),
     "luebben-fig9": ("luebben_fig9.csv", None),
+    "wei-ch3": ("wei_ch3.csv", ["item", "quantity", "setting", "ours", "paper", "unit", "agrees", "note"]),
+    "wei-probe": ("wei_probe.csv", ["backend", "queue", "losses", "n_losses", "within_1pct", "poisson_1pct",
+                                    "within_1rtt", "poisson_1rtt", "paper_planetlab_1pct", "paper_planetlab_1rtt",
+                                    "runs", "note"]),
     "stewart": ("stewart.csv", ["fig", "quantity", "setting", "ours", "ci95", "paper", "diff", "unit", "agrees", "note"]),
     "weigle": ("weigle.csv", ["fig", "stack", "p_pct", "p_paper_pct", "pT_computed_pct", "pT_computed_paper_pct",
                               "pT_obs_pct", "pT_obs_paper_pct", "T1000_sim_s", "T1000_M1_s", "err_M1", "T1000_M1p_s",
@@ -154,6 +158,37 @@ def _weigle(df: pd.DataFrame, part: str) -> tuple[str, str]:
     return _status(under + better), text
 
 
+def _claims(df: pd.DataFrame, items: str) -> tuple[str, str]:
+    """Rows of a claims table (``item, quantity, setting, ours, paper, unit, agrees``) whose
+    ``item`` is one of the ``|``-separated names: status from ``agrees`` where the row has
+    one, else from ours vs paper within ``REL_TOL``."""
+    rows = df[df["item"].astype(str).isin(items.split("|"))]
+    checks, cells = [], []
+    for r in rows.itertuples(index=False):
+        ag = str(r.agrees)
+        if ag in ("True", "False"):
+            checks.append(ag == "True")
+        o, p = _maybe_float(r.ours), _maybe_float(r.paper)
+        if ag not in ("True", "False") and isinstance(o, float) and isinstance(p, float) and math.isfinite(p):
+            checks.append(_close(o, p))
+        vs = f" vs {_fmt(p)}" if isinstance(p, float) and math.isfinite(p) else ""
+        cells.append(f"{r.quantity} ({r.setting}): {_fmt(o)}{vs} {r.unit if isinstance(r.unit, str) else ''}".strip())
+    return _status(checks), "; ".join(cells) or "no rows"
+
+
+def _wei_probe(df: pd.DataFrame) -> tuple[str, str]:
+    """The probe's losses burstier than Poisson under drop-tail (the thesis's finding), per backend."""
+    pr = df[(df["losses"] == "probe") & (df["queue"] == "droptail")]
+    checks = [float(r.within_1rtt) > float(r.poisson_1rtt) for r in pr.itertuples()]
+    text = "; ".join(f"{r.backend} {r.queue}: {r.within_1pct:.0%} < 1 % RTT (Poisson {r.poisson_1pct:.1%}), "
+                     f"{r.within_1rtt:.0%} < 1 RTT (Poisson {r.poisson_1rtt:.0%})"
+                     for r in df[df["losses"] == "probe"].itertuples())
+    skipped = df[df["note"].astype(str).str.startswith("skipped")]
+    if len(skipped):
+        text += "; emulator " + str(skipped["note"].iloc[0])
+    return _status(checks), f"thesis (PlanetLab): 40 % < 1 % RTT, 60 % < 1 RTT; ours: {text}"
+
+
 def item_result(item: Item, tables: dict) -> tuple[str, str]:
     """(status, ours-vs-paper text) of one catalogue item."""
     if item.status is not None:
@@ -166,6 +201,10 @@ def item_result(item: Item, tables: dict) -> tuple[str, str]:
         return _stewart(df, key.split(":", 1)[1])
     if key.startswith("weigle:"):
         return _weigle(df, key.split(":", 1)[1])
+    if key.startswith("claims:"):
+        return _claims(df, key.split(":", 1)[1])
+    if key == "wei-probe":
+        return _wei_probe(df)
     status, text = _generic(item.study, df)
     return status, f"{text} (table below)"
 
