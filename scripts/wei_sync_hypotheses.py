@@ -58,6 +58,13 @@ ROWS: dict[str, tuple[str, str, Tweak]] = {
     "pkt1000": ("reno", "droptail", lambda d: _tcp(d).update(mss=948)),
     "rate-halving": ("reno", "droptail", lambda d: _tcp(d).update(recovery="rate-halving")),
     # staggered starts: flow i starts at i x 0.5 s (no common slow start, no phase lock from t = 0)
+    # ns-2's Application/Traffic/Exponential default packetSize_ is 210 B: the same 10 % of
+    # capacity as 7x more (small) packets, each taking a whole slot of the packet-counted buffer
+    "noise-210B": ("reno", "droptail", lambda d: d["flows"][1]["app"].update(size="210B")),
+    # Linux 2.6 without ABC (tcp_abc = 0, its default) counts ACKs, not acked segments: with
+    # delayed ACKs cwnd grows by 1/2 per RTT, so about N/2 packets overflow per event, not N
+    "aimd-a1": ("reno", "droptail", lambda d: _tcp(d).update(cc={"name": "aimd", "a": 1.0})),
+    "aimd-a0.5": ("reno", "droptail", lambda d: _tcp(d).update(cc={"name": "aimd", "a": 0.5})),
     "stagger": ("reno", "droptail", lambda d: d["flows"][0].update(start_every="500ms")),
     "textbook-reno": ("reno", "droptail", lambda d: _tcp(d).update(stack="textbook-reno")),
     "red": ("reno", "red", lambda d: None),

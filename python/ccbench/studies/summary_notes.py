@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from .wei_sync_notes import note as wei
+from .wei_ch3_notes import note as wei
 
 
 def _read(path: Path) -> pd.DataFrame | None:

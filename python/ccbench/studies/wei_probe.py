@@ -184,7 +184,7 @@ def run(full: bool = False, out: Optional[Path] = None, progress: Optional[Calla
         (out / "choices.txt").write_text(
             f"size: {'full' if full else 'reduced'} {size}\nwall time: {table.attrs['wall_s']:.1f} s\n"
             f"path: {RATE_BPS / 1e6:g} Mbit/s, RTT {RTT_S * 1e3:g} ms, buffer {BUFFER_PKTS} pkt, {N_TCP} Reno + "
-            f"2 probes ({PROBE_SIZE}, {PROBE_RATE:g} pkt/s, smooth and bursty)\n"
+            f"{N_NOISE} UDP on/off noise ({NOISE_SHARE:.0%}) + 1 smooth probe ({PROBE_SIZE}, {PROBE_RATE:g} pkt/s)\n"
             + (f"emulator: skipped: {problem}\n" if problem else "emulator: ran\n"))
     return table
 
