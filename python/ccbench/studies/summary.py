@@ -165,14 +165,17 @@ def _claims(df: pd.DataFrame, items: str) -> tuple[str, str]:
     rows = df[df["item"].astype(str).isin(items.split("|"))]
     checks, cells = [], []
     for r in rows.itertuples(index=False):
-        ag = str(r.agrees)
-        if ag in ("True", "False"):
-            checks.append(ag == "True")
+        ag = {"True": True, "yes": True, "False": False, "no": False}.get(str(r.agrees))
         o, p = _maybe_float(r.ours), _maybe_float(r.paper)
-        if ag not in ("True", "False") and isinstance(o, float) and isinstance(p, float) and math.isfinite(p):
+        if ag is not None:
+            checks.append(ag)
+        elif isinstance(o, float) and isinstance(p, float) and math.isfinite(p):
             checks.append(_close(o, p))
+        ours = "∞" if isinstance(o, float) and math.isinf(o) else _fmt(o)
         vs = f" vs {_fmt(p)}" if isinstance(p, float) and math.isfinite(p) else ""
-        cells.append(f"{r.quantity} ({r.setting}): {_fmt(o)}{vs} {r.unit if isinstance(r.unit, str) else ''}".strip())
+        where = f" ({r.setting})" if isinstance(r.setting, str) and r.setting else ""
+        unit = f" {r.unit}" if isinstance(r.unit, str) and r.unit else ""
+        cells.append(f"{r.quantity}{where}: {ours}{vs}{unit}")
     return _status(checks), "; ".join(cells) or "no rows"
 
 

@@ -59,7 +59,7 @@ SCHEMES = ("droptail", "pacing", "red", "pecn")
 TRANSFER_BUFFERS = (0.125, 1.0)
 #: x* of eq. (3.7): the fair share of what the noise leaves, as delivered payload. The thesis
 #: writes x* = c/N, but with 10 % noise and headers the TCP flows can deliver only
-#: 0.9 x 1448/1500 of c, and 0.8 c/N would then ask for 93 % of the possible share.
+#: 0.9 x 1448/1500 of c, and 0.8 c/N would then ask for 92 % of the possible share.
 TCP_CAPACITY_BPS = (1 - W.NOISE_SHARE) * W.CAPACITY_BPS * PKT_PAYLOAD / W.PKT_BYTES
 #: thesis §3.4.1.2 (Fig 3.23): average reduction of Reno's convergence time against DropTail
 PAPER_REDUCTION = {"pacing": 2.4, "red": 1.25, "pecn": 30.0}

@@ -1,8 +1,8 @@
 """The ours-versus-thesis table and the figures of :mod:`ccbench.studies.wei_ch3`.
 
 One row per comparison (``item, quantity, setting, ours, paper, unit, agrees, note``):
-``paper`` is the thesis's printed value where there is one; ``agrees`` is the qualitative
-check of the thesis's statement (the summary's status comes from it)."""
+``paper`` is the thesis's printed value where there is one; ``agrees`` ("yes", "no" or
+empty) is the check of the thesis's statement (the summary's status comes from it)."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ REL_TOL = 0.25
 
 def _row(item, quantity, setting, ours, paper=float("nan"), unit="", agrees=None, note=""):
     return {"item": item, "quantity": quantity, "setting": setting, "ours": ours, "paper": paper, "unit": unit,
-            "agrees": "" if agrees is None else bool(agrees), "note": note}
+            "agrees": "" if agrees is None else ("yes" if agrees else "no"), "note": note}
 
 
 def _close(o: float, p: float) -> bool:
