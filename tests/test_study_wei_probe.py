@@ -49,3 +49,11 @@ def test_red_spreads_the_link_losses(table):
 def test_a_skipped_emulator_is_named(table):
     note = table[table["backend"] == "emu"]["note"].iloc[0]
     assert note.startswith("skipped: ") and "not requested" in note
+
+
+def test_a_machine_that_cannot_emulate_is_detected(monkeypatch):
+    from ccbench.studies.wei_probe import _emu_problem
+
+    monkeypatch.setenv("CCBENCH_CCEMU", "/nonexistent/ccemu")
+    problem = _emu_problem()
+    assert problem is not None and "cannot emulate" in problem, problem

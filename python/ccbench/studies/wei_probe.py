@@ -130,7 +130,7 @@ def _emu_problem() -> Optional[str]:
 
     try:
         system.require()
-    except Exception as e:  # EmulationError: names what is missing
+    except system.EmulationError as e:  # names what is missing (root, /dev/net/tun, ccemu, ...)
         return str(e)
     return None
 
