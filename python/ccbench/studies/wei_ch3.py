@@ -25,9 +25,10 @@ on/off noise flows carrying 10 %), with one thing changed per part:
                 completion time of the last flow / 5.39 s, DropTail vs P-ECN
 ==============  =========================================================================
 
-Reduced size (``run()``): seeds 1-2, N in 4-32, runs of 600 s simulated (3000 RTTs), 62 runs,
-about 5 minutes on one core of a shared 2-core machine. ``--full``: 10 seeds, N 2-32, 1000 s
-(convergence 1500 s = 7500 RTTs), about 15x the work, ~25 minutes with 2 workers.
+Reduced size (``run()``): seeds 1-2, N in 4-32 (convergence 8 and 16), runs of 600 s simulated
+(3000 RTTs), 66 runs, 3-5 minutes on one core of the shared 2-core machine (172-311 s measured).
+``--full``: 10 seeds, N 2-32 in every part, 1000 s (convergence 1500 s = 7500 RTTs), 550 runs:
+about 15x the simulated time, an estimated 40-80 minutes with 2 workers (not timed here).
 """
 
 from __future__ import annotations
