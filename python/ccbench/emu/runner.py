@@ -84,7 +84,7 @@ DPORT0 = 30000
 IFNAME = "ccb0"
 #: TCP options the kernel cannot take per connection / namespace.
 _IGNORED_TCP = (
-    "header_bytes", "quickack_segments", "recovery", "pacing", "max_rto_ms", "initial_rto_ms",
+    "header_bytes", "quickack_segments", "recovery", "abc", "pacing", "max_rto_ms", "initial_rto_ms",
     "delack_min_ms", "delack_max_ms",
 )
 

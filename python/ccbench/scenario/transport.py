@@ -161,6 +161,7 @@ _TCP_KEYS: dict[str, str] = {
     "quickack_segments": "quickack_segments",
     "ecn": "ecn",
     "recovery": "recovery",
+    "abc": "abc",
     "slow_start_after_idle": "slow_start_after_idle",
     "pacing": "pacing",
     "min_rto": "min_rto_ms",
@@ -209,6 +210,12 @@ class Tcp(Table):
     quickack_segments: Optional[int] = Field(None, ge=0)
     ecn: Optional[bool] = None
     recovery: Optional[Literal["prr", "rate-halving"]] = None
+    #: Window growth per ACK (RFC 3465 Appropriate Byte Counting): "off" (default, today's
+    #: Linux: each ACK counts the segments it covers, whatever their size), "per-ack"
+    #: (Linux 2.6 with net.ipv4.tcp_abc = 0: one per ACK), "l1" / "l2" (tcp_abc = 1 / 2:
+    #: byte counting with L = 1 / 2 SMSS; sub-MSS segments grow cwnd by their share of
+    #: an MSS). Linux removed tcp_abc in 3.9; see the simulator's ``AbcMode``.
+    abc: Optional[Literal["off", "per-ack", "l1", "l2"]] = None
     slow_start_after_idle: Optional[bool] = None
     #: true/false, or a pacing mode name the simulator knows.
     pacing: Optional[Pacing] = None

@@ -22,6 +22,39 @@ pub enum RecoveryMode {
     RateHalving,
 }
 
+/// How an ACK turns into congestion-window growth: which "acked" count the
+/// congestion control's `cong_avoid` sees (RFC 3465, Appropriate Byte Counting).
+///
+/// cwnd is counted in segments throughout (as Linux's `snd_cwnd`); the modes differ
+/// in how much one ACK is worth, which matters for senders of sub-MSS segments (VoIP:
+/// a 174-byte segment is "one packet" for packet counting but 0.12 MSS for ABC):
+///
+/// | mode | per ACK, slow start | per ACK, congestion avoidance | Linux |
+/// |---|---|---|---|
+/// | `off` (default) | + segments it (S)ACKs | `snd_cwnd_cnt` += segments it (S)ACKs | today: ABC removed in 3.9; `tcp_slow_start(tp, acked)` / `tcp_cong_avoid_ai(tp, w, acked)` count packets since 3.18 |
+/// | `per-ack` | + 1 | `snd_cwnd_cnt` += 1 | 2.6 with `net.ipv4.tcp_abc` = 0 (off; the default of the kernels Brosh et al. measured, per their Sec. 6.3): the paper's "ACK counting" |
+/// | `l1` | + 1 once the cumulatively ACKed bytes since the last increase reach 1 SMSS (remainder dropped) | + 1 per cwnd x SMSS ACKed bytes | 2.6 to 3.8 `tcp_abc` = 1 (RFC 3465 L = 1 SMSS) |
+/// | `l2` | as `l1`, but + 2 when they reach 2 SMSS (delayed ACKs) | as `l1` | `tcp_abc` = 2 (RFC 3465 §2.2 L = 2 SMSS) |
+///
+/// For `l1`/`l2` the byte count is Linux 2.6's `tp->bytes_acked`: the cumulative ACK's
+/// advance while Open or Disorder, at most one SMSS per ACK in Loss, nothing in
+/// Recovery or CWR, reset on entering Recovery, CWR and Loss (`tcp_ack`,
+/// `tcp_enter_cwr`, `tcp_enter_loss`, `tcp_fastretrans_alert`). SACKed bytes do not
+/// count (RFC 3465 counts acknowledged bytes, Linux counted `ack - prior_snd_una`).
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum AbcMode {
+    /// Packet counting, as current Linux.
+    #[default]
+    Off,
+    /// One unit per ACK, whatever it covers (Linux 2.6 with `tcp_abc` = 0).
+    PerAck,
+    /// RFC 3465 byte counting with L = 1 SMSS (Linux 2.6 `tcp_abc` = 1).
+    L1,
+    /// RFC 3465 byte counting with L = 2 SMSS (Linux 2.6 `tcp_abc` = 2).
+    L2,
+}
+
 /// How the retransmission timeout is computed from the RTT samples.
 #[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq, Default)]
 #[serde(rename_all = "kebab-case")]
@@ -116,6 +149,10 @@ pub struct TcpConfig {
     pub ecn: bool,
     #[serde(default)]
     pub recovery: RecoveryMode,
+    /// Window growth per ACK: packet counting (today's Linux), per-ACK counting or
+    /// RFC 3465 byte counting (see [`AbcMode`]).
+    #[serde(default)]
+    pub abc: AbcMode,
     /// Partial-ACK handling without SACK (with SACK, RACK decides).
     #[serde(default)]
     pub fast_recovery: FastRecovery,
@@ -215,6 +252,7 @@ impl Default for TcpConfig {
             quickack_segments: d_quickack(),
             ecn: false,
             recovery: RecoveryMode::Prr,
+            abc: AbcMode::Off,
             rto: RtoMode::Linux,
             fast_recovery: FastRecovery::Newreno,
             tlp: true,
@@ -349,6 +387,19 @@ mod tests {
         let c: TcpConfig = serde_json::from_str(r#"{"rto": "rfc6298"}"#).unwrap();
         assert_eq!(c.rto, RtoMode::Rfc6298);
         assert!(serde_json::from_str::<TcpConfig>(r#"{"rto": "bsd"}"#).is_err());
+    }
+
+    #[test]
+    fn abc_defaults_off_and_parses_every_mode() {
+        assert_eq!(TcpConfig::default().abc, AbcMode::Off);
+        for (name, mode) in
+            [("off", AbcMode::Off), ("per-ack", AbcMode::PerAck), ("l1", AbcMode::L1), ("l2", AbcMode::L2)]
+        {
+            let c: TcpConfig = serde_json::from_str(&format!(r#"{{"abc": "{name}"}}"#)).unwrap();
+            assert_eq!(c.abc, mode);
+        }
+        assert!(serde_json::from_str::<TcpConfig>(r#"{"abc": 2}"#).is_err());
+        assert!(serde_json::from_str::<TcpConfig>(r#"{"abc": "bytes"}"#).is_err());
     }
 
     #[test]

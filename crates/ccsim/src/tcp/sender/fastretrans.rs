@@ -29,6 +29,7 @@ impl TcpSender {
         }
         self.sk.cwnd = self.sb.in_flight() + 1;
         self.sk.cwnd_cnt = 0;
+        self.bytes_acked = 0;
         self.snd_cwnd_stamp = self.now;
         if st <= CaState::Disorder && self.sb.sacked_out >= TCP_REORDERING {
             self.reordering = self.reordering.min(TCP_REORDERING);
@@ -187,6 +188,8 @@ impl TcpSender {
         self.high_seq = self.snd_nxt;
         self.tlp_high_seq = None;
         self.sk.cwnd_cnt = 0;
+        // 2.6 `tcp_enter_cwr` / entering Recovery restart the ABC byte count.
+        self.bytes_acked = 0;
         self.sk.prior_cwnd = self.sk.cwnd;
         self.prr_delivered = 0;
         self.prr_out = 0;

@@ -63,6 +63,8 @@ impl TcpSender {
             }
             self.snd_wnd = seg.rwnd;
         }
+        // Linux 2.6 counted ABC bytes here, before the state machine ran.
+        self.abc_count_acked(ack - prior_snd_una);
         if ack > self.snd_una {
             flag |= FLAG_SND_UNA_ADVANCED;
             self.snd_una = ack;
@@ -383,7 +385,9 @@ impl TcpSender {
                 RecoveryMode::RateHalving => self.cwnd_down(flag),
             }
         } else if self.may_raise_cwnd(flag) {
-            self.with_cc(|cc, cx| cc.cong_avoid(cx, delivered));
+            if let Some(acked) = self.abc_credit(delivered) {
+                self.with_cc(|cc, cx| cc.cong_avoid(cx, acked));
+            }
             self.snd_cwnd_stamp = self.now;
         }
         self.update_pacing_rate();

@@ -78,7 +78,7 @@
 use crate::error::ConfigError;
 use crate::rng::Rng;
 use crate::tcp::cc::{AnyCc, CaState, CcContext, SockState};
-use crate::tcp::config::{FastRecovery, RecoveryMode, TcpConfig};
+use crate::tcp::config::{AbcMode, FastRecovery, RecoveryMode, TcpConfig};
 use crate::tcp::pacing::{PacingMode, RandomPacer};
 use crate::tcp::rate::RateSampler;
 use crate::tcp::rtt::RttEstimator;
@@ -87,6 +87,7 @@ use crate::tcp::segment::Segment;
 use crate::time::{Nanos, NS_PER_MS};
 use rand::SeedableRng;
 
+mod abc;
 mod fastretrans;
 mod input;
 mod output;
@@ -184,6 +185,10 @@ pub struct TcpSender {
     dsack: bool,
     nagle: bool,
     recovery: RecoveryMode,
+    /// Window growth per ACK (RFC 3465 byte counting or not, `abc.rs`).
+    abc: AbcMode,
+    /// Linux 2.6's `tp->bytes_acked` for byte counting (0 unless `abc` is l1/l2).
+    bytes_acked: u64,
     /// Reno's partial-ACK exit (`fast_recovery = "reno"`, without SACK only).
     reno_exit: bool,
     /// Reno: no fast retransmit until `snd_una` passes this (ns-2's `recover_`).
@@ -298,6 +303,8 @@ impl TcpSender {
             dsack: cfg.dsack,
             nagle: cfg.nagle,
             recovery: cfg.recovery,
+            abc: cfg.abc,
+            bytes_acked: 0,
             reno_exit: cfg.fast_recovery == FastRecovery::Reno && !cfg.sack,
             reno_recover: 0,
             slow_start_after_idle: cfg.slow_start_after_idle,

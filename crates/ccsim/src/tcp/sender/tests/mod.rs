@@ -1,6 +1,7 @@
 //! Sender behaviour tests through the sans-IO pipe harness: exact event sequences
 //! (what is sent, retransmitted, timed out, and when).
 
+mod abc;
 mod pipe;
 
 use crate::tcp::cc::CaState;
