@@ -13,6 +13,7 @@ STUDIES = {
     "wei-probe": "ccbench.studies.wei_probe",
     "brosh-droptail": "ccbench.studies.brosh_droptail",
     "brosh-split": "ccbench.studies.brosh_split",
+    "brosh-model": "ccbench.studies.brosh_model",
     "luebben-fig9": "ccbench.studies.luebben_fig9",
     "stewart": "ccbench.studies.stewart",
     "weigle": "ccbench.studies.weigle",

@@ -73,21 +73,26 @@ PAPERS: tuple[Paper, ...] = (
     ),
     Paper(
         "brosh", "Brosh, Baset, Misra, Rubenstein, Schulzrinne, The Delay-Friendliness of TCP (2008/2010)", "001",
-        "brosh-delay-friendliness-of-tcp.md", ("brosh-droptail", "brosh-split"),
+        "brosh-delay-friendliness-of-tcp.md", ("brosh-droptail", "brosh-split", "brosh-model"),
         (
             Item("Figs 2, 18", "traces: Fig. 18 peak delay of the half-MSS flow 45 % lower; cwnd overestimates load "
-                 "by 30 % / 40 %", NY, "no study"),
+                 "by 30 % / 40 %", None, "study brosh-model (Fig. 18 trace: scripted losses; Fig. 2 not drawn)",
+                 "brosh-model", "brosh-model:fig18"),
             Item("Figs 5-11", "model vs random-drop testbed: VoIP mean-delay error < 10 % up to 2 % loss; video ~20 %",
-                 NY, "no study; the model is `ccbench model brosh`"),
+                 None, "study brosh-model (simulated random-drop path, `ccbench model brosh`)", "brosh-model",
+                 "brosh-model:figs5-11"),
             Item("Fig. 12a", "PlanetLab paths, model vs measurement", NR, "Internet paths; values not in the text"),
             Item("Table 3", "VoIP over drop-tail: loss, RTT, jitter, 95 % delay for 0-25 web flows, packet and byte "
                  "queues", None, "study brosh-droptail", "brosh-droptail", "brosh-droptail"),
             Item("Table 4", "video over drop-tail: same columns, 0-100 web flows", NY,
                  "brosh-droptail covers the VoIP table only"),
-            Item("Fig. 14", "working region: VoIP 95 % delay <= 200 ms up to 2 % loss at 100 ms; video max <= 5 s up "
-                 "to 3 %", NY, "no study"),
+            Item("Fig. 14", "working region: VoIP 95 % delay <= 200 ms up to 2 % loss at 100 ms (5 % at 20 ms); video "
+                 "max <= 5 s up to 3 % at 100 ms, 0.1 % at 300 ms; Figs 15-16 from the model", None,
+                 "study brosh-model", "brosh-model", "brosh-model:fig14"),
             Item("Figs 17, 19-24, Table 5", "packet size, byte counting (+10-20 % delay), timeouts, bottleneck type, "
-                 "playout (<= 5 % late at L + 1.5 RTT + 60 ms)", NY, "no study"),
+                 "playout (<= 5 % late at L + 1.5 RTT + 60 ms)", None,
+                 "study brosh-model (Fig. 21's byte-vs-packet queue claim is checked in the Table 5 row)", "brosh-model",
+                 "brosh-model:figs17-24"),
             Item("Figs 25-28", "split-2 -30 % (drop-tail video), split-4 -27 % FTP throughput; 5 parallel "
                  "connections -90 % 95th percentile", None, "study brosh-split (random loss 1 %, 100 ms)",
                  "brosh-split", "brosh-split"),

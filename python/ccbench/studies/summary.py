@@ -38,6 +38,7 @@ TABLES: dict[str, tuple[str, list[str] | None]] = {
     "brosh-droptail": ("brosh_droptail.csv", ["queue", "web_flows", "loss_pct", "loss_pct_paper", "rtt_s", "rtt_s_paper",
                                               "jitter_s", "jitter_s_paper", "p95_s", "p95_s_paper"]),
     "brosh-split": ("brosh_split.csv", None),
+    "brosh-model": ("brosh_model.csv", ["fig", "quantity", "setting", "sim", "model", "paper", "agrees"]),
     "luebben-fig9": ("luebben_fig9.csv", None),
     "wei-ch3": ("wei_ch3.csv", ["item", "quantity", "setting", "ours", "paper", "unit", "agrees", "note"]),
     "wei-probe": ("wei_probe.csv", ["backend", "queue", "losses", "n_losses", "within_1pct", "poisson_1pct",
@@ -208,6 +209,10 @@ def item_result(item: Item, tables: dict) -> tuple[str, str]:
         return _claims(df, key.split(":", 1)[1])
     if key == "wei-probe":
         return _wei_probe(df)
+    if key.startswith("brosh-model:"):
+        from .brosh_model import summary_item
+
+        return summary_item(df, key.split(":", 1)[1])
     status, text = _generic(item.study, df)
     return status, f"{text} (table below)"
 
