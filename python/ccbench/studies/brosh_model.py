@@ -1,5 +1,6 @@
 """Brosh et al., "The Delay-Friendliness of TCP": the model against measurement under
-random loss (Figs 5-11), the working region (Figs 14-16), packet size (Figs 17, 18),
+random loss (Figs 5-11), the working region (Figs 14-16), packet size (Figs 17, 18;
+Fig. 2's trace),
 timeouts (Fig. 20), byte counting (Figs 19, 22, Table 5) and playout delay
 (Figs 23, 24). Runs and model calls: :mod:`ccbench.studies.brosh_model_runs`; figures:
 :mod:`ccbench.studies.brosh_model_plots`.
@@ -165,7 +166,7 @@ def _row(fig, quantity, setting, sim, model, paper, unit, agrees, note="") -> di
 
 
 def claims(pts: pd.DataFrame, to: pd.DataFrame, abc: pd.DataFrame, fig18: pd.DataFrame,
-           abc_rl: pd.DataFrame | None = None) -> pd.DataFrame:
+           abc_rl: pd.DataFrame | None = None, fig2: dict | None = None) -> pd.DataFrame:
     """The ours-versus-paper table: one row per statement of the paper's text."""
     rows = []
 
@@ -250,6 +251,14 @@ def claims(pts: pd.DataFrame, to: pd.DataFrame, abc: pd.DataFrame, fig18: pd.Dat
     rows.append(_row("17b", "share of TCP delay from the send backlog", f"VoIP {bv:.0%}, video {bw:.0%}", bv, np.nan,
                      np.nan, "fraction", bv < 0.5 < bw or bv < bw,
                      "paper: VoIP dominated by loss recovery, video by congestion-control backlog"))
+    # Fig. 2: one loss, 50 MSS pps at 200 ms.
+    if fig2 is not None:
+        rows.append(_row("2", "loss to window reduction (loss recovery)", "50 MSS pps, RTT 200 ms, one loss",
+                         fig2["recovery_s"], np.nan, 0.26, "s", bool(abs(fig2["recovery_s"] - 0.26) <= 0.25 * 0.26),
+                         "paper: loss at 0.5 s, indication at 0.76 s (RTT + 3/f = 0.26 s)"))
+        rows.append(_row("2", "network-limited period (loss to the last backlogged message)", "same",
+                         fig2["nl_period_s"], np.nan, 1.9, "s", bool(abs(fig2["nl_period_s"] - 1.9) <= 0.25 * 1.9),
+                         f"paper: 0.5 s to 2.4 s; peak delay {fig2['peak_delay_s']:.3f} s"))
     # Fig. 18: trace.
     a, b = fig18.set_index("flow").loc["MSS"], fig18.set_index("flow").loc["MSS/2"]
     red = 1 - b.peak_delay_s / a.peak_delay_s
@@ -328,7 +337,7 @@ def run(full: bool = False, out: Path | None = None, progress=None) -> pd.DataFr
     """Writes ``brosh_model.csv`` (the ours-vs-paper table), ``brosh_model_points.csv``
     (every random-loss point, simulated and model), ``brosh_model_abc.csv`` (drop-tail),
     ``brosh_model_abc_random.csv``,
-    ``brosh_model_timeouts.csv``, ``brosh_model_fig18.csv`` and the figures."""
+    ``brosh_model_timeouts.csv``, ``brosh_model_fig18.csv`` (+ ``_series``) and the figures."""
     size = sizes(full)
     n_sim = len(grid()) * len(size["seeds"])
     n_dt = 4 * len(size["web"]) * len(size["dt_seeds"])
@@ -341,8 +350,9 @@ def run(full: bool = False, out: Path | None = None, progress=None) -> pd.DataFr
     abc = droptail_abc(size, step(n_sim + len(grid())))
     abc_rl = abc_random(size, step(n_sim + len(grid()) + n_dt))
     to = timeout_probs(sim)
-    fig18 = R.trace_pair()
-    table = claims(pts, to, abc, fig18, abc_rl)
+    fig18, fig18_series = R.trace_pair()
+    fig2, fig2_series = R.trace_fig2()
+    table = claims(pts, to, abc, fig18, abc_rl, fig2)
     if out is not None:
         from .brosh_model_plots import plot_all
 
@@ -354,7 +364,8 @@ def run(full: bool = False, out: Path | None = None, progress=None) -> pd.DataFr
         abc_rl.to_csv(out / "brosh_model_abc_random.csv", index=False)
         to.to_csv(out / "brosh_model_timeouts.csv", index=False)
         fig18.to_csv(out / "brosh_model_fig18.csv", index=False)
-        plot_all(pts, abc, to, out)
+        fig18_series.to_csv(out / "brosh_model_fig18_series.csv", index=False)
+        plot_all(pts, abc, to, out, fig2_series, fig18_series)
     return table.drop(columns=["note"])
 
 
@@ -362,7 +373,7 @@ def run(full: bool = False, out: Path | None = None, progress=None) -> pd.DataFr
 SUMMARY_PARTS = {
     "figs5-11": ("5", "5b", "6b", "8", "9", "10", "11", "5-10"),
     "fig14": ("14", "15", "16"),
-    "fig18": ("18",),
+    "fig18": ("2", "18"),
     "figs17-24": ("17a", "17b", "19", "20", "22", "T5", "23", "24"),
 }
 

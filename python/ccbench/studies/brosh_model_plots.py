@@ -160,8 +160,34 @@ def _packet_size(pts, path):
     fig.savefig(path, dpi=110)
 
 
-def plot_all(pts: pd.DataFrame, abc: pd.DataFrame, to: pd.DataFrame, out: Path) -> None:
+def _traces(fig2: pd.DataFrame, fig18: pd.DataFrame, path):
+    from ccbench.plots import new_figure
+
+    fig, axes = new_figure(ncols=3, figsize=(13, 3.6), squeeze=False)
+    ax = axes[0][0]
+    ax.plot(fig2["t"], fig2["delay_s"], ".", ms=3)
+    ax.set_title("Fig. 2: 50 MSS pps, RTT 200 ms, one loss at t = 0", fontsize=9)
+    ax.set_xlabel("time from the loss (s)")
+    ax.set_ylabel("message delay (s)")
+    for j, kind, yl in ((1, "delay_s", "message delay (s)"), (2, "cwnd_pkts", "cwnd (segments)")):
+        ax = axes[0][j]
+        for k, (name, g) in enumerate(fig18[fig18["kind"] == kind].groupby("flow", sort=False)):
+            ax.plot(g["t"], g["value"], "." if kind == "delay_s" else "-", ms=3, color=f"C{k}",
+                    label=f"{name} ({'100' if name == 'MSS' else '200'} pkt/s)")
+        ax.set_xlabel("time from the first of two losses (s)")
+        ax.set_ylabel(yl)
+        ax.set_title("Fig. 18: same bytes/s, RTT 200 ms", fontsize=9)
+        ax.legend(fontsize=7)
+    for a in axes[0]:
+        a.grid(True, alpha=0.3)
+    fig.savefig(path, dpi=110)
+
+
+def plot_all(pts: pd.DataFrame, abc: pd.DataFrame, to: pd.DataFrame, out: Path,
+             fig2: pd.DataFrame | None = None, fig18: pd.DataFrame | None = None) -> None:
     out = Path(out)
+    if fig2 is not None and fig18 is not None:
+        _traces(fig2, fig18, out / "brosh_model_fig2_18.png")
     for fig, keys in (("5", ("voip64", "video573")), ("6", ("voip42", "video378")), ("7", ("ivideo284", "ivideo178"))):
         _versus_loss(pts, keys, (0.1, 0.3), ["mean_s", "p95_s"], ["mean delay (s)", "95th percentile (s)"],
                      out / f"brosh_model_fig{fig}.png", f"Fig. {fig}: simulated (markers) vs model (lines)")

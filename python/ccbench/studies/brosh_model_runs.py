@@ -199,7 +199,43 @@ def droptail_abc_point(args: tuple) -> dict:
             "max_s": float(np.mean(mx)), "loss_pct": 100.0 * float(fl["pkts_dropped"].sum() / max(fl["pkts_sent"].sum(), 1))}
 
 
-def trace_pair(rtt_s: float = 0.2, t_loss_s: float = 13.0, gap_s: float = 0.05, seconds: float = 22.0) -> pd.DataFrame:
+def _trace_run(size: int, interval: float, rtt_s: float, loss_times: tuple, seconds: float):
+    """One CBR flow on the loss-free path except the data packets written at
+    ``loss_times`` (a loss trace by packet index: in the application-limited state every
+    message is one segment); (packets, cwnd trace at 10 ms)."""
+    import ccbench
+    from ccbench.scenario import Scenario
+
+    src = Source("cbr", "cbr", size, interval)
+    idx = [int(round(t / interval)) for t in loss_times]
+    d = random_loss_scenario(src, rtt_s, 0.0, seconds, 10.0, loss={"kind": "trace", "indices": idx})
+    d["run"]["state_sample"] = "10ms"
+    run = ccbench.simulate(Scenario.from_dict(d), seed=1)
+    return run.packets, run.cwnd
+
+
+def trace_fig2(rtt_s: float = 0.2, t_loss_s: float = 13.0, seconds: float = 20.0) -> tuple[dict, pd.DataFrame]:
+    """Fig. 2: 50 MSS-sized packets/s, symmetric 200 ms RTT, one loss at ``t_loss_s``
+    (after a settling loss at 3 s, see :func:`trace_pair`). Returns the loss-recovery
+    time (loss to the window reduction, the paper's 0.26 s) and the network-limited
+    period (loss to the last message that waited in the send backlog, the paper's
+    1.9 s), and the delay series."""
+    pk, cw = _trace_run(1448, 0.020, rtt_s, (3.0, t_loss_s), seconds)
+    tw = pk["t_write"].to_numpy(dtype=float)
+    backlog = pk["t_first_tx"].to_numpy(dtype=float) - tw
+    after = tw >= t_loss_s
+    waited = tw[after & (backlog > 1e-3)]
+    rec = cw[(cw["t"] >= t_loss_s) & (cw["ca_state"].astype(str) == "recovery")]
+    out = {"recovery_s": float(rec["t"].iloc[0] - t_loss_s) if len(rec) else np.nan,
+           "nl_period_s": float(waited.max() - t_loss_s) if waited.size else 0.0,
+           "peak_delay_s": float(np.nanmax((pk["t_deliver"].to_numpy(dtype=float) - tw)[after]))}
+    keep = (tw >= t_loss_s - 0.5) & (tw <= t_loss_s + 3.0)
+    series = pd.DataFrame({"t": tw[keep] - t_loss_s, "delay_s": (pk["t_deliver"].to_numpy(dtype=float) - tw)[keep]})
+    return out, series
+
+
+def trace_pair(rtt_s: float = 0.2, t_loss_s: float = 13.0, gap_s: float = 0.05,
+               seconds: float = 22.0) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Fig. 18: 100 MSS-sized packets/s against 200 half-MSS packets/s (same bytes/s),
     symmetric 200 ms RTT, two close-by losses: the data packets sent ``t_loss_s`` and
     ``t_loss_s + gap_s`` after the start are dropped (a loss trace by packet index; in
@@ -209,22 +245,13 @@ def trace_pair(rtt_s: float = 0.2, t_loss_s: float = 13.0, gap_s: float = 0.05, 
     episode leaves, as in the paper's steady state. Returns per flow the
     peak delay (messages written from 0.5 s before the measured losses on) and the window
     once the backlog has cleared (mean over the last 2 s) relative to the load in
-    packets per RTT."""
-    import ccbench
-    from ccbench.scenario import Scenario
-
-    rows = []
+    packets per RTT; and the delay and cwnd series around the losses (for the figure)."""
+    rows, series = [], []
     for size, interval, name in ((1448, 0.010, "MSS"), (724, 0.005, "MSS/2")):
-        src = Source(name, name, size, interval)
-        idx = [int(round(t / interval)) for t in (3.0, 3.0 + gap_s, t_loss_s, t_loss_s + gap_s)]
-        d = random_loss_scenario(src, rtt_s, 0.0, seconds, 10.0, loss={"kind": "trace", "indices": idx})
-        d["run"]["state_sample"] = "10ms"
-        d["flows"][0]["name"] = "cbr"
-        run = ccbench.simulate(Scenario.from_dict(d), seed=1)
-        pk = run.packets
+        pk, cw = _trace_run(size, interval, rtt_s, (3.0, 3.0 + gap_s, t_loss_s, t_loss_s + gap_s), seconds)
         tw = pk["t_write"].to_numpy(dtype=float)
-        dl = (pk["t_deliver"].to_numpy(dtype=float) - tw)[tw >= t_loss_s - 0.5]
-        cw = run.cwnd
+        delay = pk["t_deliver"].to_numpy(dtype=float) - tw
+        dl = delay[tw >= t_loss_s - 0.5]
         # The "invalid" window kept once the backlog has cleared (paper Fig. 18 b, d).
         after = cw[(cw["t"] > seconds - 2.0) & (cw["t"] < seconds)]
         load_packets = rtt_s / interval
@@ -232,4 +259,9 @@ def trace_pair(rtt_s: float = 0.2, t_loss_s: float = 13.0, gap_s: float = 0.05, 
         rows.append({"flow": name, "size_B": size, "pps": 1 / interval, "peak_delay_s": float(np.nanmax(dl)),
                      "cwnd_after": cwnd, "load_pkts_per_rtt": load_packets,
                      "cwnd_over_load_pct": 100.0 * (cwnd / load_packets - 1.0)})
-    return pd.DataFrame(rows)
+        keep = (tw >= t_loss_s - 1.0) & (tw <= t_loss_s + 5.0)
+        series.append(pd.DataFrame({"flow": name, "kind": "delay_s", "t": tw[keep] - t_loss_s, "value": delay[keep]}))
+        c = cw[(cw["t"] >= t_loss_s - 1.0) & (cw["t"] <= t_loss_s + 5.0)]
+        series.append(pd.DataFrame({"flow": name, "kind": "cwnd_pkts", "t": c["t"].to_numpy() - t_loss_s,
+                                    "value": c["cwnd_pkts"].to_numpy(dtype=float)}))
+    return pd.DataFrame(rows), pd.concat(series, ignore_index=True)

@@ -75,8 +75,8 @@ PAPERS: tuple[Paper, ...] = (
         "brosh", "Brosh, Baset, Misra, Rubenstein, Schulzrinne, The Delay-Friendliness of TCP (2008/2010)", "001",
         "brosh-delay-friendliness-of-tcp.md", ("brosh-droptail", "brosh-split", "brosh-model"),
         (
-            Item("Figs 2, 18", "traces: Fig. 18 peak delay of the half-MSS flow 45 % lower; cwnd overestimates load "
-                 "by 30 % / 40 %", None, "study brosh-model (Fig. 18 trace: scripted losses; Fig. 2 not drawn)",
+            Item("Figs 2, 18", "traces: Fig. 2 recovery 0.26 s, network-limited 1.9 s; Fig. 18 peak delay of the "
+                 "half-MSS flow 45 % lower; cwnd overestimates load by 30 % / 40 %", None, "study brosh-model (Fig. 2 and 18 traces with scripted losses)",
                  "brosh-model", "brosh-model:fig18"),
             Item("Figs 5-11", "model vs random-drop testbed: VoIP mean-delay error < 10 % up to 2 % loss; video ~20 %",
                  None, "study brosh-model (simulated random-drop path, `ccbench model brosh`)", "brosh-model",
