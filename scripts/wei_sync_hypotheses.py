@@ -4,6 +4,7 @@ hypotheses tested" (issue 21): each row is the Wei study's setup with one thing 
     PYTHONPATH=python python scripts/wei_sync_hypotheses.py                 # every row, ~2 min
     PYTHONPATH=python python scripts/wei_sync_hypotheses.py red-fixed buf210 --seeds 1,2
     PYTHONPATH=python python scripts/wei_sync_hypotheses.py --pecn-counting --duration 600   # P-ECN rows
+    PYTHONPATH=python python scripts/wei_sync_hypotheses.py --occupancy droptail no-delack pacing --duration 120
 """
 
 from __future__ import annotations
@@ -49,6 +50,7 @@ def _pareto(d: dict[str, Any]) -> None:
 #: row name -> (algorithm, scheme, change to the study's scenario)
 ROWS: dict[str, tuple[str, str, Tweak]] = {
     "droptail": ("reno", "droptail", lambda d: None),
+    "pacing": ("reno", "pacing", lambda d: None),
     "no-delack": ("reno", "droptail", lambda d: _tcp(d).update(delayed_ack=False)),
     "buf210": ("reno", "droptail", _buffer(210)),
     "buf420": ("reno", "droptail", _buffer(420)),
@@ -156,6 +158,71 @@ def pecn_counting(cc: str, seed: int, n_flows: int, duration_s: float, warmup_s:
     return out
 
 
+def _tcp_departures(pcap_file) -> tuple:
+    """(times, flow keys) of the TCP packets in a simulator capture (libpcap, nanosecond
+    timestamps, LINKTYPE_RAW: each record an IPv4 packet); a flow is (source address, port)."""
+    import struct
+
+    import numpy as np
+
+    b = pcap_file.read_bytes()
+    ns = struct.unpack("<I", b[:4])[0] == 0xA1B23C4D
+    off, ts, key = 24, [], []
+    while off + 16 <= len(b):
+        sec, frac, incl, _ = struct.unpack("<IIII", b[off:off + 16])
+        ip = b[off + 16:off + 16 + incl]
+        off += 16 + incl
+        if len(ip) >= 24 and ip[9] == 6:  # TCP
+            ihl = (ip[0] & 15) * 4
+            ts.append(sec + frac * (1e-9 if ns else 1e-6))
+            key.append(ip[12:16] + ip[ihl:ihl + 2])
+    return np.array(ts), np.array(key, dtype=object)
+
+
+def occupancy(name: str, seed: int, duration_s: float, warmup_s: float, slots: int = 20) -> dict[str, Any]:
+    """Sub-RTT spread of each flow's packets at the bottleneck (the model's K/S, eqs 3.1-3.3),
+    and of each loss event's drops (its M/S):
+    the RTT (mean srtt) is cut into ``slots`` equal slots and, per flow and RTT, the share of
+    slots holding at least one of its departing packets is averaged. A flow sending its window
+    as one burst of w packets fills about w/S of them; a paced flow fills all."""
+    import tempfile
+    from pathlib import Path
+
+    import numpy as np
+
+    import ccbench
+    from ccbench.pcap import PcapOptions
+    from ccbench.scenario import Scenario
+
+    cc, scheme, tweak = ROWS[name]
+    d = W.scenario_dict(cc, scheme, 16, duration_s)
+    tweak(d)
+    with tempfile.TemporaryDirectory() as tmp:
+        run = ccbench.simulate(Scenario.from_dict(d), seed=seed,
+                               pcap=PcapOptions(links=("bottleneck_down",), directory=tmp, snaplen=40))
+        ts, key = _tcp_departures(next(Path(tmp).glob("*.pcap")))
+    st = run.cwnd
+    rtt = float(st.loc[(st["t"] >= warmup_s) & (st["srtt_s"] > 0), "srtt_s"].mean())
+    keep = ts >= warmup_s
+    ts, key = ts[keep], key[keep]
+    win = ((ts - warmup_s) // rtt).astype(int)
+    slot = (((ts - warmup_s) % rtt) / rtt * slots).astype(int)
+    occ = []
+    for k in set(key):
+        m = key == k
+        df = pd.DataFrame({"w": win[m], "s": slot[m]}).drop_duplicates()
+        occ.append(df.groupby("w").size().mean() / slots)
+    # the loss process's spread, the model's M/S: slot share of each event's drops (events as the study's)
+    from ccbench.analysis.losses import label_loss_events
+
+    dr = run.drops
+    dr = dr[(dr["link"].astype(str) == "bottleneck_down") & (dr["t"] >= warmup_s)]
+    ev = label_loss_events(dr, W.RTT_S).groupby("event")["t"]
+    m = ev.apply(lambda t: len(np.unique(((t - t.min()) / rtt * slots).astype(int))) / slots)
+    return {"row": name, "seed": seed, "srtt_s": rtt, "occupancy": float(np.mean(occ)),
+            "drop_slot_share": float(m.mean()), "drops_per_event": float(ev.size().mean())}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("rows", nargs="*", help=f"rows to run (default all): {', '.join(ROWS)}")
@@ -164,7 +231,13 @@ def main() -> None:
     ap.add_argument("--duration", type=float, default=600.0)
     ap.add_argument("--warmup", type=float, default=100.0)
     ap.add_argument("--pecn-counting", action="store_true", help="the P-ECN counting rows (every algorithm)")
+    ap.add_argument("--occupancy", action="store_true", help="sub-RTT spread of each flow's packets (the model's K/S)")
     a = ap.parse_args()
+    if a.occupancy:
+        seeds = [int(s) for s in a.seeds.split(",")]
+        rows = [occupancy(r, s, a.duration, min(a.warmup, a.duration / 2)) for r in (a.rows or ["droptail"]) for s in seeds]
+        print(pd.DataFrame(rows).groupby("row", sort=False).mean(numeric_only=True).round(3).to_string())
+        return
     if a.pecn_counting:
         seeds = [int(s) for s in a.seeds.split(",")]
         rows = [pecn_counting(cc, s, a.flows, a.duration, a.warmup) for cc in W.ALGORITHMS for s in seeds]
