@@ -199,7 +199,7 @@ def droptail_abc_point(args: tuple) -> dict:
             "max_s": float(np.mean(mx)), "loss_pct": 100.0 * float(fl["pkts_dropped"].sum() / max(fl["pkts_sent"].sum(), 1))}
 
 
-def _trace_run(size: int, interval: float, rtt_s: float, loss_times: tuple, seconds: float):
+def _trace_run(size: int, interval: float, rtt_s: float, loss_times: tuple, seconds: float, abc: str = "per-ack"):
     """One CBR flow on the loss-free path except the data packets written at
     ``loss_times`` (a loss trace by packet index: in the application-limited state every
     message is one segment); (packets, cwnd trace at 10 ms)."""
@@ -208,19 +208,20 @@ def _trace_run(size: int, interval: float, rtt_s: float, loss_times: tuple, seco
 
     src = Source("cbr", "cbr", size, interval)
     idx = [int(round(t / interval)) for t in loss_times]
-    d = random_loss_scenario(src, rtt_s, 0.0, seconds, 10.0, loss={"kind": "trace", "indices": idx})
+    d = random_loss_scenario(src, rtt_s, 0.0, seconds, 10.0, abc=abc, loss={"kind": "trace", "indices": idx})
     d["run"]["state_sample"] = "10ms"
     run = ccbench.simulate(Scenario.from_dict(d), seed=1)
     return run.packets, run.cwnd
 
 
-def trace_fig2(rtt_s: float = 0.2, t_loss_s: float = 13.0, seconds: float = 20.0) -> tuple[dict, pd.DataFrame]:
+def trace_fig2(rtt_s: float = 0.2, t_loss_s: float = 13.0, seconds: float = 20.0,
+               abc: str = "per-ack") -> tuple[dict, pd.DataFrame]:
     """Fig. 2: 50 MSS-sized packets/s, symmetric 200 ms RTT, one loss at ``t_loss_s``
     (after a settling loss at 3 s, see :func:`trace_pair`). Returns the loss-recovery
     time (loss to the window reduction, the paper's 0.26 s) and the network-limited
     period (loss to the last message that waited in the send backlog, the paper's
     1.9 s), and the delay series."""
-    pk, cw = _trace_run(1448, 0.020, rtt_s, (3.0, t_loss_s), seconds)
+    pk, cw = _trace_run(1448, 0.020, rtt_s, (3.0, t_loss_s), seconds, abc)
     tw = pk["t_write"].to_numpy(dtype=float)
     backlog = pk["t_first_tx"].to_numpy(dtype=float) - tw
     after = tw >= t_loss_s
