@@ -63,8 +63,8 @@ SOURCES = {s.key: s for s in (
 
 
 def random_loss_scenario(src: Source, rtt_s: float, p: float, measure_s: float, drain_s: float,
-                         abc: str = "per-ack", loss: dict | None = None) -> dict:
-    transport = dict(BROSH_TCP, abc=abc)
+                         abc: str = "per-ack", loss: dict | None = None, tcp: dict | None = None) -> dict:
+    transport = dict(BROSH_TCP, abc=abc, **(tcp or {}))
     return {
         "run": {"duration": f"{round((WARMUP_S + measure_s + drain_s) * 1000)}ms", "queue_sample": "0s",
                 "state_sample": "0s"},
@@ -117,9 +117,11 @@ def random_loss_point(args: tuple) -> dict:
     import ccbench
     from ccbench.scenario import Scenario
 
-    key, rtt_s, p, seed, measure_s, drain_s, abc = args
+    key, rtt_s, p, seed, measure_s, drain_s, abc, *rest = args
+    tcp = rest[0] if rest else None  # transport keys over BROSH_TCP (a hypothesis variant)
     src = SOURCES[key]
-    run = ccbench.simulate(Scenario.from_dict(random_loss_scenario(src, rtt_s, p, measure_s, drain_s, abc)), seed=seed)
+    run = ccbench.simulate(Scenario.from_dict(random_loss_scenario(src, rtt_s, p, measure_s, drain_s, abc, tcp=tcp)),
+                           seed=seed)
     f = run.flows.iloc[0]
     # The paper's playout setting (Sec. 6.6): L + RTT + 3/f.
     deadline = rtt_s / 2 + rtt_s + 3 * src.interval_s
