@@ -65,6 +65,10 @@ ROWS: dict[str, tuple[str, str, Tweak]] = {
     "noise-210B": ("reno", "droptail", lambda d: d["flows"][1]["app"].update(size="210B")),
     # Linux 2.6 without ABC (tcp_abc = 0, its default) counts ACKs, not acked segments: with
     # delayed ACKs cwnd grows by 1/2 per RTT, so about N/2 packets overflow per event, not N
+    # the simulator's `abc` switch: Linux 2.6's per-ACK counting (tcp_abc = 0, its default) and
+    # RFC 3465 byte counting with L = 2 (tcp_abc = 2; the thesis: "Reno implementation also includes ABC")
+    "abc-per-ack": ("reno", "droptail", lambda d: _tcp(d).update(abc="per-ack")),
+    "abc-l2": ("reno", "droptail", lambda d: _tcp(d).update(abc="l2")),
     "aimd-a1": ("reno", "droptail", lambda d: _tcp(d).update(cc={"name": "aimd", "a": 1.0})),
     "aimd-a0.5": ("reno", "droptail", lambda d: _tcp(d).update(cc={"name": "aimd", "a": 0.5})),
     "stagger": ("reno", "droptail", lambda d: d["flows"][0].update(start_every="500ms")),

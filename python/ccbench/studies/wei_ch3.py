@@ -167,12 +167,12 @@ def measure(part: str, scheme: str, n: int, seed: int, duration_s: float, warmup
         mean_rtt = float(np.mean(rtts))
         # the link's loss process (all flows, the thesis's "consecutive lost packets"),
         # normalised by the mean RTT of the TCP flows; per flow, by that flow's RTT
-        lb = loss_burstiness(drops_only, mean_rtt, label="bottleneck, mean RTT")
+        lb = loss_burstiness(drops_only, mean_rtt, label="RTT 2-200 ms: link / mean RTT")
         out["mean_rtt_s"] = mean_rtt
         out["within_1pct"], out["within_1rtt"] = lb.frac_within[0.01], lb.frac_within[1.0]
         out["poisson_1pct"], out["poisson_1rtt"] = lb.poisson_within[0.01], lb.poisson_within[1.0]
         pf = drops_only[drops_only["flow"].isin(tcp)]
-        lbf = loss_burstiness(pf, rtt_of, per_flow=True, label="per flow, own RTT")
+        lbf = loss_burstiness(pf, rtt_of, per_flow=True, label="RTT 2-200 ms: per flow / own RTT")
         out["pf_within_1pct"], out["pf_poisson_1pct"] = lbf.frac_within[0.01], lbf.poisson_within[0.01]
         out["_bursts"] = [lb, lbf]
     elif len(drops_only) > 2:
