@@ -2,7 +2,7 @@
 scenarios, a reduced default size that runs in minutes, a ``full`` size, and a table
 of our numbers next to the paper's. ``ccbench reproduce STUDY [--full]`` runs one.
 
-Each module exposes ``run(full: bool = False, out: Path | None = None) -> pandas.DataFrame``
+Each module exposes ``run(full: bool = False, out: Path | None = None[, progress]) -> pandas.DataFrame``
 (the ours-versus-paper table, also written to ``out`` with its figures) and a
 ``DESCRIPTION`` string.
 """
@@ -12,6 +12,7 @@ STUDIES = {
     "wei-ch3": "ccbench.studies.wei_ch3",
     "wei-probe": "ccbench.studies.wei_probe",
     "brosh-droptail": "ccbench.studies.brosh_droptail",
+    "brosh-video": "ccbench.studies.brosh_video",
     "brosh-split": "ccbench.studies.brosh_split",
     "brosh-model": "ccbench.studies.brosh_model",
     "luebben-fig9": "ccbench.studies.luebben_fig9",
