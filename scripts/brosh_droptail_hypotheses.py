@@ -119,6 +119,29 @@ def run_row(name: str, setup: B.Setup, measure_s: float, seeds: list[int], web_f
     return df
 
 
+def markdown(df: pd.DataFrame, setup: B.Setup) -> str:
+    """One line per row: the columns the notes' hypotheses table shows (smallest and
+    largest N of each queue kind)."""
+    lo, hi = setup.web_flows[0], setup.web_flows[-1]
+
+    def cell(g: pd.DataFrame, q: str, n: int, k: str, fmt: str) -> str:
+        v = g[(g["queue"] == q) & (g["web_flows"] == n)][k]
+        return format(float(v.iloc[0]), fmt) if len(v) else "-"
+
+    head = (f"| row | hypothesis | change | pkt loss % N={lo} / {hi} | pkt RTT s N={lo} / {hi} | pkt p95 s N={lo} / {hi} | "
+            f"byte loss % N={lo} / {hi} | byte RTT s N={lo} / {hi} | byte p95 s N={lo} / {hi} | verdict |\n"
+            + "|---" * 10 + "|\n")
+    paper = pd.DataFrame([{"queue": q, "web_flows": n, "loss_pct": v[0], "rtt_s": v[1], "p95_s": v[3]}
+                          for (q, n), v in setup.paper.items()])
+    lines = []
+    for name, g in [("(paper)", paper)] + list(df.groupby("row", sort=False)):
+        hyp, change = ("", "") if name == "(paper)" else ROWS[name][:2]
+        cells = [f"{cell(g, q, lo, k, f)} / {cell(g, q, hi, k, f)}" for q in ("packet", "byte")
+                 for k, f in (("loss_pct", ".2f"), ("rtt_s", ".3f"), ("p95_s", ".2f"))]
+        lines.append(f"| `{name}` | {hyp} | {change} | " + " | ".join(cells) + " | |\n")
+    return head + "".join(lines)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("rows", nargs="*", default=list(ROWS), help=f"rows to run (default all: {', '.join(ROWS)})")
@@ -127,11 +150,15 @@ def main() -> None:
     ap.add_argument("--seeds", default="1,2", help="comma-separated seeds")
     ap.add_argument("--web", default=None, help="comma-separated web-flow counts (default: the table's)")
     ap.add_argument("--csv", default=None, help="also write every column to this CSV")
+    ap.add_argument("--from-csv", default=None, help="no simulation: print the markdown table of a CSV --csv wrote")
     a = ap.parse_args()
     bad = [r for r in a.rows if r not in ROWS]
     if bad:
         ap.error(f"row: {bad[0]!r} is not a row (accepted: {', '.join(ROWS)})")
     setup = B.TABLE3 if a.table == 3 else B.TABLE4
+    if a.from_csv:
+        print(markdown(pd.read_csv(a.from_csv), setup))
+        return
     seeds = [int(s) for s in a.seeds.split(",")]
     web = tuple(int(x) for x in a.web.split(",")) if a.web else setup.web_flows
     out = pd.concat([run_row(r, setup, a.measure, seeds, web) for r in a.rows], ignore_index=True)
@@ -141,6 +168,7 @@ def main() -> None:
             "jitter_s", "jitter_s_paper", "p95_s", "p95_s_paper", "ftp_mbps", "web_mbps"]
     with pd.option_context("display.width", 250, "display.max_columns", 30, "display.max_rows", 500):
         print(out[cols].round(3).to_string(index=False))
+    print(markdown(out, setup))
 
 
 if __name__ == "__main__":
