@@ -37,9 +37,9 @@ PAIRS: dict[str, list[tuple[str, str]]] = {
 TABLES: dict[str, tuple[str, list[str] | None]] = {
     "wei-sync": ("wei_sync.csv", ["algorithm", "scheme", "sync", "sync_sd", "paper", "runs"]),
     "brosh-droptail": ("brosh_droptail.csv", ["queue", "web_flows", "loss_pct", "loss_pct_paper", "rtt_s", "rtt_s_paper",
-                                              "jitter_s", "jitter_s_paper", "p95_s", "p95_s_paper", "p95_sd_s", "sigma_d_s"]),
+                                              "jitter_s", "jitter_s_paper", "p95_s", "p95_s_paper", "p95_sd_runs_s", "sigma_d_s"]),
     "brosh-video": ("brosh_video.csv", ["queue", "web_flows", "loss_pct", "loss_pct_paper", "rtt_s", "rtt_s_paper",
-                                        "jitter_s", "jitter_s_paper", "p95_s", "p95_s_paper", "p95_sd_s", "sigma_d_s"]),
+                                        "jitter_s", "jitter_s_paper", "p95_s", "p95_s_paper", "p95_sd_runs_s", "sigma_d_s"]),
     "brosh-split": ("brosh_split.csv", None),
     "brosh-model": ("brosh_model.csv", ["fig", "quantity", "setting", "sim", "model", "paper", "agrees"]),
     "luebben-fig9": ("luebben_fig9.csv", None),

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from .brosh_droptail_notes import note as brosh_tables
 from .wei_ch3_notes import note as wei
 
 
@@ -95,4 +96,4 @@ def weigle(results: Path) -> str:
     return "".join(out)
 
 
-NOTES = {"stewart": stewart, "weigle": weigle, "wei": wei}
+NOTES = {"stewart": stewart, "weigle": weigle, "wei": wei, "brosh": brosh_tables}
