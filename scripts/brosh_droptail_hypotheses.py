@@ -57,6 +57,16 @@ def _all(*tweaks: Tweak) -> Tweak:
     return tweak
 
 
+def _paper_loss(d: dict[str, Any]) -> None:
+    """Diagnostic, not a setup: Bernoulli loss on the data direction at the paper's
+    measured rate for this (queue, N), as if the testbed's losses were not overflow."""
+    n = sum(f.get("count", 1) for f in _flows(d, "web"))
+    q = d["topology"]["bottleneck"]
+    setup = B.TABLE4 if q["down"] == B.TABLE4.capacity else B.TABLE3
+    kind = next(k for k, v in setup.queues.items() if v == q["queue"]["limit"])
+    q["loss"] = {"kind": "bernoulli", "p": setup.paper[(kind, n)][0] / 100}
+
+
 MEDIA = ("voip", "video")
 ALL = ("voip", "video", "ftp", "web")
 #: Linux 2.6.9 defaults: tcp_wmem max 131072 B, tcp_rmem max 174760 B (no autotuning to 4 MB).
@@ -72,6 +82,12 @@ ROWS: dict[str, tuple[str, str, Tweak]] = {
     "ftp-sync": ("FTP start times", "all 5 FTP flows start at 0", _ftp_sync),
     "ftp-bic": ("Linux 2.6.17 default cc (BIC) for FTP", "FTP `cc = bic`", _tcp(("ftp",), cc="bic")),
     "all-bic": ("BIC on every host", "every TCP flow `cc = bic`", _tcp(ALL, cc="bic")),
+    "ack-counting": ("Linux 2.6 ACK counting (tcp_abc = 0; paper §3.2, §6.3) on every host",
+                     "every TCP flow `abc = \"per-ack\"`", _tcp(ALL, abc="per-ack")),
+    "ack-counting-bg": ("as above, the FTP and web flows only", "FTP and web `abc = \"per-ack\"`",
+                        _tcp(("ftp", "web"), abc="per-ack")),
+    "ack-counting+byte-35k": ("ACK counting and a 35 kB effective byte limit together", "both changes",
+                              _all(_tcp(ALL, abc="per-ack"), _queue(limit="35000B"))),
     "ftp-aimd-1": ("(control for the next row) FTP as the textbook AIMD window, a = 1",
                    "FTP `cc = { name = \"aimd\", a = 1 }`", _tcp(("ftp",), cc={"name": "aimd", "a": 1.0})),
     "ftp-ai-half": ("2.6 per-ACK counting (tcp_abc = 0) with delayed ACKs: FTP grows 1/2 segment per RTT",
@@ -103,12 +119,14 @@ ROWS: dict[str, tuple[str, str, Tweak]] = {
                      _queue(limit="150000B")),
     "ftp-win-65k": ("(Table 4) FTP window limited by a fixed 87380-byte receive buffer (65 kB advertised)",
                     "FTP `rcvbuf = 65535B`", _tcp(("ftp",), rcvbuf="65535B")),
+    "paper-loss": ("(diagnostic) the paper's loss rate as random drops: does the delay column follow?",
+                   "Bernoulli loss on the data direction at the paper's rate for each row", _paper_loss),
     "tiny-10pkt": ("(Table 4) the 30 Mbit/s emulator holds far fewer packets than configured (RTT 0.101 s)",
                    "both queues 10 packets", _queue(limit="10pkt")),
     "tiny-25pkt": ("(Table 4) as above, 25 packets", "both queues 25 packets", _queue(limit="25pkt")),
 }
 #: Rows that change one queue kind only.
-ONLY = {"bytes-loose": ("byte",), "byte-35k": ("byte",), "byte-as-33pkt": ("byte",), "pkt-as-bytes": ("packet",)}
+ONLY = {"ack-counting+byte-35k": ("byte",), "bytes-loose": ("byte",), "byte-35k": ("byte",), "byte-as-33pkt": ("byte",), "pkt-as-bytes": ("packet",)}
 
 
 def run_row(name: str, setup: B.Setup, measure_s: float, seeds: list[int], web_flows) -> pd.DataFrame:
