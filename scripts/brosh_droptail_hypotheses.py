@@ -75,14 +75,14 @@ STACK_26 = {"recovery": "rate-halving", "tlp": False, "frto": False}
 
 #: row name -> (hypothesis, change, tweak)
 ROWS: dict[str, tuple[str, str, Tweak]] = {
-    "baseline": ("(the study as is)", "", lambda d: None),
+    "baseline": ("(packet counting, the setup before issue 22)", "", lambda d: None),
     "web-nodelay": ("web packets stay 512 B (tg writes with TCP_NODELAY)", "web `nagle = false`",
                     _tcp(("web",), nagle=False)),
     "web-udp": ("tg web traffic over UDP (unresponsive)", "web over UDP, 540 B datagrams", _web_udp),
     "ftp-sync": ("FTP start times", "all 5 FTP flows start at 0", _ftp_sync),
     "ftp-bic": ("Linux 2.6.17 default cc (BIC) for FTP", "FTP `cc = bic`", _tcp(("ftp",), cc="bic")),
     "all-bic": ("BIC on every host", "every TCP flow `cc = bic`", _tcp(ALL, cc="bic")),
-    "ack-counting": ("Linux 2.6 ACK counting (tcp_abc = 0; paper §3.2, §6.3) on every host",
+    "ack-counting": ("Linux 2.6 ACK counting (tcp_abc = 0; paper §3.2, §6.3) on every host: the study now",
                      "every TCP flow `abc = \"per-ack\"`", _tcp(ALL, abc="per-ack")),
     "ack-counting-bg": ("as above, the FTP and web flows only", "FTP and web `abc = \"per-ack\"`",
                         _tcp(("ftp", "web"), abc="per-ack")),
@@ -91,9 +91,9 @@ ROWS: dict[str, tuple[str, str, Tweak]] = {
     "ftp-aimd-1": ("(control for the next row) FTP as the textbook AIMD window, a = 1",
                    "FTP `cc = { name = \"aimd\", a = 1 }`", _tcp(("ftp",), cc={"name": "aimd", "a": 1.0})),
     "ftp-ai-half": ("2.6 per-ACK counting (tcp_abc = 0) with delayed ACKs: FTP grows 1/2 segment per RTT",
-                    "FTP `cc = { name = \"aimd\", a = 0.5 }` (proxy until `abc = \"per-ack\"` exists)",
+                    "FTP `cc = { name = \"aimd\", a = 0.5 }` (a proxy, before the `abc` switch)",
                     _tcp(("ftp",), cc={"name": "aimd", "a": 0.5})),
-    "media-today": ("2.6-era media stack options (rate halving, no TLP, no F-RTO)",
+    "media-today": ("the 2.6-era media options matter (study: rate halving, no TLP, no F-RTO)",
                     "media back to PRR + TLP + F-RTO", _tcp(MEDIA, recovery="prr", tlp=True, frto=True)),
     "all-2.6": ("2.6-era stack on the background flows too", "FTP and web: rate halving, no TLP / F-RTO",
                 _tcp(("ftp", "web"), **STACK_26)),
@@ -129,8 +129,13 @@ ROWS: dict[str, tuple[str, str, Tweak]] = {
 ONLY = {"ack-counting+byte-35k": ("byte",), "bytes-loose": ("byte",), "byte-35k": ("byte",), "byte-as-33pkt": ("byte",), "pkt-as-bytes": ("packet",)}
 
 
+#: Every row starts from the study's setup with today's packet counting (``abc = "off"``,
+#: the setup before issue 22); the row ``ack-counting`` is the study's setup itself.
+PACKET_COUNTING = _tcp(ALL, abc="off")
+
+
 def run_row(name: str, setup: B.Setup, measure_s: float, seeds: list[int], web_flows) -> pd.DataFrame:
-    tweak = ROWS[name][2]
+    tweak = _all(PACKET_COUNTING, ROWS[name][2])
     queues = ONLY.get(name, ("packet", "byte"))
     df = B.table(web_flows, queues, measure_s, tuple(seeds), setup=setup, tweak=tweak)
     df.insert(0, "row", name)
