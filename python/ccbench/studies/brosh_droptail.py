@@ -75,9 +75,10 @@ Columns (media flows only; mean over seeds)
     pair (25 values at full size), ``p95_sd_windows_s`` over every ``WINDOW_S`` window
     of every flow (the within-run spread).
 
-  Where they differ, the paper's own numbers favour the first: its column grows with the
-  loss rate (x3.3 / x2.9 from N = 0 to 25) while its 95th percentile grows x15 / x23; a
-  standard deviation of the 95th percentile grows with the percentile (ours: x23 / x390).
+  They agree at light load; where they differ (N = 25), the paper's own numbers favour
+  the first: its column grows with the loss rate (x3.3 / x2.9 from N = 0 to 25) while its
+  95th percentile grows x15 / x23, and a standard deviation of the 95th percentile grows
+  with the percentile (ours: x25 and more).
   :mod:`ccbench.studies.brosh_droptail_notes` has the numbers.
 * ``sigma_d_s``: σ_D, the per-message standard deviation of D per flow (the model's
   jitter, §4), not the table's column; ``jitter_rfc3550_s`` (mean of J) and
