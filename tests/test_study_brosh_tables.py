@@ -115,3 +115,33 @@ def test_table4_video_at_30mbit():
     assert (df["loss_pct"] < 1.0).all()
     assert by.loc[0, "loss_pct"] > pk.loc[0, "loss_pct"]
     assert set(df["loss_pct_paper"]) == {0.75, 1.25}
+
+
+def test_every_hypothesis_row_builds_a_valid_scenario():
+    """The rows of scripts/brosh_droptail_hypotheses.py (the notes' hypotheses tables)
+    each change the study's scenario into one the scenario model accepts, and each
+    changes something (no row silently equal to the baseline)."""
+    import importlib.util
+    import json
+    from pathlib import Path
+
+    from ccbench.scenario import Scenario
+    from ccbench.studies import brosh_droptail as bd
+
+    path = Path(__file__).resolve().parents[1] / "scripts" / "brosh_droptail_hypotheses.py"
+    spec = importlib.util.spec_from_file_location("brosh_hyp", path)
+    hyp = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(hyp)
+    for setup in (bd.TABLE3, bd.TABLE4):
+        for q in setup.queues:
+            base = bd.scenario_dict(10, q, 10.0, seed=1, setup=setup)
+            hyp.PACKET_COUNTING(base)
+            for name, (_, _, tweak) in hyp.ROWS.items():
+                if q not in hyp.ONLY.get(name, ("packet", "byte")):
+                    continue
+                d = bd.scenario_dict(10, q, 10.0, seed=1, setup=setup)
+                hyp.PACKET_COUNTING(d)
+                tweak(d)
+                Scenario.from_dict(d)
+                if name != "baseline":
+                    assert json.dumps(d, sort_keys=True) != json.dumps(base, sort_keys=True), (name, q)
