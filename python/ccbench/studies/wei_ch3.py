@@ -25,10 +25,10 @@ on/off noise flows carrying 10 %), with one thing changed per part:
                 completion time of the last flow / 5.39 s, DropTail vs P-ECN
 ==============  =========================================================================
 
-Reduced size (``run()``): seeds 1-2, N in 4-32 (convergence 8 and 16), runs of 600 s simulated
-(3000 RTTs), 66 runs, 3-5 minutes on one core of the shared 2-core machine (172-311 s measured).
-``--full``: 10 seeds, N 2-32 in every part, 1000 s (convergence 1500 s = 7500 RTTs), 550 runs:
-about 15x the simulated time, an estimated 40-80 minutes with 2 workers (not timed here).
+Reduced size (``run()``): seeds 1-2, N in 4-32, runs of 600 s simulated (3000 RTTs; convergence,
+16 and 32 flows, 1500 s = 7500 RTTs), 66 runs, about 5 minutes on one core of the shared 2-core
+machine. ``--full``: 10 seeds, N 2-32 in every part, 1000 s (convergence 1500 s), 550 runs of about
+2.5 s of CPU each: 20-40 minutes with 2 workers (estimated from a 20-run sample, not timed whole).
 """
 
 from __future__ import annotations
@@ -79,7 +79,7 @@ class Size:
 
 
 REDUCED = Size(seeds=(1, 2), sync_n=(4, 8, 16, 32), buffers=(0.125, 0.25, 0.5, 1.0, 2.0), sync_s=600.0,
-               warmup_s=60.0, conv_n=(8, 16), conv_s=600.0, transfer_n=(2, 8, 32))
+               warmup_s=60.0, conv_n=(16, 32), conv_s=1500.0, transfer_n=(2, 8, 32))
 FULL = Size(seeds=tuple(range(1, 11)), sync_n=(2, 4, 8, 16, 32), buffers=(0.125, 0.25, 0.5, 1.0, 2.0), sync_s=1000.0,
             warmup_s=100.0, conv_n=(2, 4, 8, 16, 32), conv_s=1500.0, transfer_n=(2, 4, 8, 16, 32))
 
