@@ -85,7 +85,7 @@ IFNAME = "ccb0"
 #: TCP options the kernel cannot take per connection / namespace.
 _IGNORED_TCP = (
     "header_bytes", "quickack_segments", "recovery", "abc", "pacing", "max_rto_ms", "initial_rto_ms",
-    "delack_min_ms", "delack_max_ms",
+    "delack_min_ms", "delack_max_ms", "rcv_scaling_ratio",
 )
 
 
@@ -205,8 +205,12 @@ def _plan(config: dict, ns: dict[str, str], info_interval_ns: int) -> _Plan:
                 s_sys["net.ipv4.tcp_ecn"] = "1"
             if tr.get("sndbuf_bytes"):
                 s_sys["net.ipv4.tcp_wmem"] = f"4096 16384 {int(tr['sndbuf_bytes'])}"
-            if tr.get("rcvbuf_bytes"):
-                d_sys["net.ipv4.tcp_rmem"] = f"4096 131072 {int(tr['rcvbuf_bytes'])}"
+            if tr.get("rcvbuf_bytes") or tr.get("rcvbuf_initial_bytes"):
+                initial = int(tr.get("rcvbuf_initial_bytes") or 131072)
+                most = int(tr.get("rcvbuf_bytes") or 33554432)
+                d_sys["net.ipv4.tcp_rmem"] = f"4096 {initial} {most}"
+            if tr.get("moderate_rcvbuf") is not None:
+                d_sys["net.ipv4.tcp_moderate_rcvbuf"] = str(int(bool(tr["moderate_rcvbuf"])))
             for key, sysctl in (("sack", "tcp_sack"), ("dsack", "tcp_dsack")):
                 if tr.get(key) is not None:
                     s_sys[f"net.ipv4.{sysctl}"] = d_sys[f"net.ipv4.{sysctl}"] = str(int(bool(tr[key])))

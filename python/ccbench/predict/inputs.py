@@ -42,7 +42,10 @@ LINUX_HEADER = 52
 LINUX_MIN_RTO_S = 0.2
 LINUX_INIT_CWND = 10
 LINUX_SNDBUF = 4_194_304
-LINUX_RCVBUF = 6_291_456
+LINUX_RCVBUF = 33_554_432  # tcp_rmem[2] since Linux 6.18
+#: Linux's ``scaling_ratio`` (payload per buffer byte, in 256ths) as the simulator
+#: assumes it: the largest window is rcvbuf * ratio / 256.
+LINUX_RCV_SCALING_RATIO = 160
 UDP_HEADER = 0
 
 
@@ -162,6 +165,8 @@ def flow_inputs(scenario) -> list[FlowInputs]:
         others = sum(r for r in rates.values() if r is not None)
         sndbuf = (tr.sndbuf or LINUX_SNDBUF) if tcp else LINUX_SNDBUF
         rcvbuf = (tr.rcvbuf or LINUX_RCVBUF) if tcp else LINUX_RCVBUF
+        ratio = (tr.rcv_scaling_ratio or LINUX_RCV_SCALING_RATIO) if tcp else LINUX_RCV_SCALING_RATIO
+        rwnd = rcvbuf * ratio // 256
         data_bytes = mss + header if tcp or kind != "cbr" else extra["cbr_size"] + header
         fi = FlowInputs(
             flow=rf.name,
@@ -173,7 +178,7 @@ def flow_inputs(scenario) -> list[FlowInputs]:
             mss=mss,
             header=header,
             b=1.0,
-            w_max_pkts=min(sndbuf, rcvbuf) / mss,
+            w_max_pkts=min(sndbuf, rwnd) / mss,
             init_cwnd=(tr.init_cwnd or LINUX_INIT_CWND) if tcp else 0,
             min_rto_s=(tr.min_rto / 1e9 if tcp and tr.min_rto is not None else LINUX_MIN_RTO_S),
             base_rtt_s=path.base_rtt_s(data_bytes, header if tcp else 0),

@@ -154,6 +154,9 @@ _TCP_KEYS: dict[str, str] = {
     "init_cwnd": "init_cwnd",
     "sndbuf": "sndbuf_bytes",
     "rcvbuf": "rcvbuf_bytes",
+    "rcvbuf_initial": "rcvbuf_initial_bytes",
+    "moderate_rcvbuf": "moderate_rcvbuf",
+    "rcv_scaling_ratio": "rcv_scaling_ratio",
     "sack": "sack",
     "dsack": "dsack",
     "nagle": "nagle",
@@ -202,7 +205,17 @@ class Tcp(Table):
     header: Optional[Size] = None
     init_cwnd: Optional[int] = Field(None, ge=1)
     sndbuf: Optional[PositiveSize] = None
+    #: Largest receive buffer (Linux ``tcp_rmem[2]``: 32 MiB since 6.18). Buffer
+    #: memory, as in Linux: the window it allows is rcv_scaling_ratio/256 of it.
     rcvbuf: Optional[PositiveSize] = None
+    #: Receive buffer at the start (``tcp_rmem[1]`` = 128 KiB); autotuning grows it.
+    rcvbuf_initial: Optional[PositiveSize] = None
+    #: Receive-buffer autotuning (``net.ipv4.tcp_moderate_rcvbuf``; on).
+    moderate_rcvbuf: Optional[bool] = None
+    #: Payload share of receive-buffer memory in 256ths (Linux's per-socket
+    #: ``scaling_ratio`` = segment length / skb truesize; 160: 1448-byte segments in 2304-byte skbs, as through ccemu).
+    #: Simulator only: the kernel measures it from the path.
+    rcv_scaling_ratio: Optional[int] = Field(None, ge=1, le=256)
     sack: Optional[bool] = None
     dsack: Optional[bool] = None
     nagle: Optional[bool] = None

@@ -16,7 +16,8 @@
 //!   0; connections start established, there is no handshake to capture), the
 //!   receiver's own sequence number stays 0; ACK on every segment, ECE and CWR as
 //!   the segment carries them; the advertised window is shifted by a window scale of
-//!   7 (what Linux picks for its default 6 MB `tcp_rmem`, `tcp_select_initial_window`);
+//!   10 (what Linux 6.18 picks for its default 32 MiB `tcp_rmem[2]`:
+//!   `ilog2(tcp_rmem[2]) - 15` in `tcp_select_initial_window`);
 //!   timestamps (in ms, Linux's `tcp_time_stamp` clock) when the simulated header has
 //!   room for them; SACK and DSACK blocks as sent;
 //! - IP: ECT(0) for ECN-capable packets, CE once marked, DF set, TTL 64;
@@ -34,7 +35,7 @@ use crate::pcap::{PcapStats, PcapWriter, MAX_SNAPLEN};
 use crate::topology::Network;
 
 /// Window scale shift applied to the advertised receive window.
-const WSCALE: u32 = 7;
+const WSCALE: u32 = 10;
 const SPORT0: u32 = 20_000;
 /// Hosts per side in the emulator's addressing plan (`ccemu::MAX_PAIRS`).
 const MAX_PAIRS: u32 = 65_534;

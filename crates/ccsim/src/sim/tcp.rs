@@ -118,6 +118,9 @@ impl TcpFlow {
             delack_min_ns: cfg.delack_min_ms * NS_PER_MS,
             delack_max_ns: cfg.delack_max_ms * NS_PER_MS,
             rcvbuf_bytes: cfg.rcvbuf_bytes,
+            rcvbuf_initial_bytes: cfg.rcvbuf_initial_bytes,
+            moderate_rcvbuf: cfg.moderate_rcvbuf,
+            scaling_ratio: cfg.rcv_scaling_ratio,
             ecn_mode,
             ..ReceiverConfig::default()
         };

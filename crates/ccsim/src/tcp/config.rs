@@ -125,9 +125,20 @@ pub struct TcpConfig {
     /// acknowledged (`net.ipv4.tcp_wmem` max = 4194304).
     #[serde(default = "d_sndbuf")]
     pub sndbuf_bytes: u64,
-    /// Receive buffer (`net.ipv4.tcp_rmem` max = 6291456); used by the receiver.
+    /// Receive buffer (`net.ipv4.tcp_rmem` max: 33554432 since Linux 6.18, 6291456 before); used by the receiver. Memory,
+    /// as in Linux: the window it allows is `rcv_scaling_ratio / 256` of it.
     #[serde(default = "d_rcvbuf")]
     pub rcvbuf_bytes: u64,
+    /// Receive buffer at the start (`net.ipv4.tcp_rmem[1]` = 131072), before autotuning.
+    #[serde(default = "d_rcvbuf_initial")]
+    pub rcvbuf_initial_bytes: u64,
+    /// Receive-buffer autotuning (`net.ipv4.tcp_moderate_rcvbuf` = 1).
+    #[serde(default = "d_true")]
+    pub moderate_rcvbuf: bool,
+    /// Payload share of receive-buffer memory in 1/256 (Linux's `scaling_ratio`, which
+    /// it measures per path as segment length / skb truesize; 160 for 1448-byte segments in 2304-byte skbs, as on ccemu's tun path).
+    #[serde(default = "d_rcv_scaling_ratio")]
+    pub rcv_scaling_ratio: u32,
     /// Selective acknowledgements (`net.ipv4.tcp_sack` = 1).
     #[serde(default = "d_true")]
     pub sack: bool,
@@ -213,7 +224,13 @@ fn d_sndbuf() -> u64 {
     4_194_304
 }
 fn d_rcvbuf() -> u64 {
-    6_291_456
+    33_554_432
+}
+fn d_rcvbuf_initial() -> u64 {
+    131_072
+}
+fn d_rcv_scaling_ratio() -> u32 {
+    160
 }
 fn d_true() -> bool {
     true
@@ -245,6 +262,9 @@ impl Default for TcpConfig {
             init_cwnd: d_init_cwnd(),
             sndbuf_bytes: d_sndbuf(),
             rcvbuf_bytes: d_rcvbuf(),
+            rcvbuf_initial_bytes: d_rcvbuf_initial(),
+            moderate_rcvbuf: true,
+            rcv_scaling_ratio: d_rcv_scaling_ratio(),
             sack: true,
             dsack: true,
             nagle: true,
@@ -313,9 +333,24 @@ impl TcpConfig {
             return Err(ConfigError::new(
                 f("rcvbuf_bytes"),
                 format!(
-                    "receive buffer {} B is smaller than one MSS ({} B); accepted: at least one MSS (Linux max: 6291456)",
+                    "receive buffer {} B is smaller than one MSS ({} B); accepted: at least one MSS (Linux max: 33554432)",
                     self.rcvbuf_bytes, self.mss
                 ),
+            ));
+        }
+        if self.rcvbuf_initial_bytes < self.mss as u64 {
+            return Err(ConfigError::new(
+                f("rcvbuf_initial_bytes"),
+                format!(
+                    "initial receive buffer {} B is smaller than one MSS ({} B); accepted: at least one MSS (Linux: 131072)",
+                    self.rcvbuf_initial_bytes, self.mss
+                ),
+            ));
+        }
+        if self.rcv_scaling_ratio == 0 || self.rcv_scaling_ratio > 256 {
+            return Err(ConfigError::new(
+                f("rcv_scaling_ratio"),
+                format!("{}; accepted: 1..=256 (256ths of receive-buffer memory that hold payload)", self.rcv_scaling_ratio),
             ));
         }
         if self.min_rto_ms == 0 {

@@ -225,7 +225,7 @@ mod pipe_tests {
         let cfg = TcpConfig { pacing, rcvbuf_bytes: rcvbuf, tso_autosize: tso, ..Default::default() };
         let mut snd = TcpSender::from_config(&cfg, 0, "t").unwrap();
         snd.set_rng(Rng::seed_from_u64(3));
-        let mut rcv = TcpReceiver::new(ReceiverConfig { rcvbuf_bytes: rcvbuf, ..Default::default() });
+        let mut rcv = TcpReceiver::with_grown_window(ReceiverConfig { rcvbuf_bytes: rcvbuf, scaling_ratio: 256, ..Default::default() });
         let mut to_rcv: VecDeque<(Nanos, Segment)> = VecDeque::new();
         let mut to_snd: VecDeque<(Nanos, Segment)> = VecDeque::new();
         let mut out = Vec::new();

@@ -67,6 +67,8 @@ impl TcpReceiver {
         // `tcp_rcv_established` → `tcp_ack_snd_check`.
         self.ack_snd_check(now);
         if copied > 0 {
+            // `tcp_recvmsg`: autotuning, then the ACK a read may owe.
+            self.rcv_space_adjust(now);
             self.cleanup_rbuf(now, copied);
         }
         arr
@@ -179,6 +181,7 @@ impl TcpReceiver {
             self.ofo.push(SackBlock { start: seq, end });
             self.ofo_bytes += end - seq;
             arr.new_bytes = end - seq;
+            self.rcvbuf_grow(self.rcvq_space);
             return;
         }
 
@@ -203,6 +206,8 @@ impl TcpReceiver {
         if self.cfg.sack {
             self.sack_new_ofo_skb(now, seq, end);
         }
+        // 6.16+: out-of-order data makes room too, so a loss does not stall the pipe.
+        self.rcvbuf_grow(self.rcvq_space);
     }
 
     /// Bytes of `[start, end)` already in the out-of-order queue.
@@ -262,6 +267,9 @@ impl TcpReceiver {
         }
         self.lrcvtime = now;
         self.ecn_check_ce(now, ce);
+        if seg.len >= 128 {
+            self.grow_window(seg.len);
+        }
     }
 
     /// `tcp_sack_extend`: grow `b` by `[seq, end)` if they overlap or touch.
@@ -465,16 +473,16 @@ impl TcpReceiver {
         self.rcv_rtt_time = Some(now);
     }
 
-    /// `tcp_rcv_rtt_update`: timestamp samples are smoothed with gain 1/8; window-based
-    /// samples only ever lower the estimate (they over-estimate when the sender stalls).
+    /// `tcp_rcv_rtt_update`: a sample below the estimate replaces it at once; a larger
+    /// one is smoothed in with gain 1/8, but only from timestamps and only when the
+    /// application has read everything (window-based samples over-estimate when the
+    /// sender stalls).
     fn rcv_rtt_update(&mut self, sample: Nanos, win_dep: bool) {
-        let sample = sample.max(1);
-        if self.rcv_rtt8 == 0 {
-            self.rcv_rtt8 = sample * 8;
-        } else if !win_dep {
-            self.rcv_rtt8 = self.rcv_rtt8 - self.rcv_rtt8 / 8 + sample;
-        } else if sample * 8 < self.rcv_rtt8 {
-            self.rcv_rtt8 = sample * 8;
+        let m = sample.max(1) * 8;
+        if self.rcv_rtt8 == 0 || m < self.rcv_rtt8 {
+            self.rcv_rtt8 = m;
+        } else if !win_dep && self.rcv_nxt == self.copied_seq {
+            self.rcv_rtt8 = self.rcv_rtt8 - self.rcv_rtt8 / 8 + sample.max(1);
         }
     }
 

@@ -40,14 +40,13 @@
 //! - timestamps: `TSecr = TS.Recent`, updated only from segments at or below the
 //!   last ACK sent (`tcp_replace_ts_recent`, RFC 7323 §4.3).
 //!
+//! - receive-window growth (`window.rs`): `rcv_ssthresh` grows per in-order segment up
+//!   to a clamp that receive-buffer autotuning raises once per RTT, and segments that
+//!   grow it are ACKed at once (`tcp_grow_window`, `tcp_rcv_space_adjust`); the
+//!   buffer's memory is charged with skb overhead (`scaling_ratio`).
+//!
 //! Not modelled (each is a known difference from a real Linux receiver):
-//! - receive-window growth: Linux starts advertising about 64 KB and raises
-//!   `rcv_ssthresh` per segment up to a `window_clamp` that receive-buffer autotuning
-//!   (`tcp_grow_window`, `tcp_rcv_space_adjust`) moves towards `tcp_rmem[2]`; while it
-//!   grows, `tcp_grow_window` also sets `quick |= 1`, so most segments of a ramping
-//!   flow are ACKed one by one. Here the window is the free part of `rcvbuf_bytes`
-//!   from the start, skb overhead (`scaling_ratio`) is not charged, and the window is
-//!   not rounded to the window-scale unit;
+//! - window rounding to the window-scale unit (1 KB with the default buffers);
 //! - `rcv_mss` estimation: the MSS is taken from the config; a segment shorter than it
 //!   counts as pushed (end of a write), since segments carry no PSH bit;
 //! - ping-pong (interactive) mode, which needs data flowing back from the receiver;
@@ -66,6 +65,7 @@ use crate::time::{Nanos, NS_PER_MS, NS_PER_SEC};
 
 mod input;
 mod output;
+mod window;
 #[cfg(test)]
 mod tests;
 mod timer;
@@ -127,9 +127,20 @@ pub struct ReceiverConfig {
     pub delack_min_ns: Nanos,
     /// Upper bound of the delayed-ACK timeout (`TCP_DELACK_MAX`: 200 ms).
     pub delack_max_ns: Nanos,
-    /// Receive buffer in payload bytes (`net.ipv4.tcp_rmem[2]` = 6 MiB). The
-    /// advertised window is the free part of it.
+    /// Largest receive buffer autotuning may reach (`net.ipv4.tcp_rmem[2]`: 32 MiB since Linux 6.18, 6 MiB before).
+    /// As in Linux, it is memory: it holds `scaling_ratio / 256` of it in payload.
     pub rcvbuf_bytes: u64,
+    /// Receive buffer at the start (`net.ipv4.tcp_rmem[1]` = 128 KiB).
+    pub rcvbuf_initial_bytes: u64,
+    /// Receive-buffer autotuning (`net.ipv4.tcp_moderate_rcvbuf` = 1).
+    pub moderate_rcvbuf: bool,
+    /// Payload share of receive-buffer memory, in 1/256 (`tp->scaling_ratio`, which
+    /// Linux measures as segment length / skb truesize, `tcp_measure_rcv_mss`). 160:
+    /// 1448-byte segments in 2304-byte skbs (a 2 KiB data buffer plus the `sk_buff`),
+    /// which fits what the kernel showed through ccemu's tun device (window clamp
+    /// 79 KB from a 128 KiB buffer, less the segment being queued). 256 charges no
+    /// overhead.
+    pub scaling_ratio: u32,
     pub ecn_mode: EcnMode,
     /// The application reads delivered data as soon as it arrives. If `false`, data
     /// stays in the buffer until [`TcpReceiver::read`] and the window closes.
@@ -158,7 +169,10 @@ impl Default for ReceiverConfig {
             quickack_segments: TCP_MAX_QUICKACKS,
             delack_min_ns: 40 * NS_PER_MS,
             delack_max_ns: 200 * NS_PER_MS,
-            rcvbuf_bytes: 6_291_456,
+            rcvbuf_bytes: 33_554_432,
+            rcvbuf_initial_bytes: 131_072,
+            moderate_rcvbuf: true,
+            scaling_ratio: 160,
             ecn_mode: EcnMode::Off,
             app_reads_immediately: true,
             comp_sack_nr: 44,
@@ -176,6 +190,9 @@ impl ReceiverConfig {
         }
         if self.rcvbuf_bytes < 2 * self.mss as u64 {
             return Err(ConfigError::new("tcp.rcvbuf_bytes", "must hold at least two full-sized segments"));
+        }
+        if self.scaling_ratio == 0 || self.scaling_ratio > 256 {
+            return Err(ConfigError::new("tcp.rcv_scaling_ratio", "must be 1..=256 (256ths of the buffer that hold payload)"));
         }
         if self.delack_min_ns == 0 || self.delack_min_ns > self.delack_max_ns {
             return Err(ConfigError::new("tcp.delack_min_ns", "must be positive and no larger than tcp.delack_max_ns"));
@@ -258,6 +275,19 @@ pub struct TcpReceiver {
     /// Quick ACKs left.
     quick: u32,
 
+    // Receive window (`window.rs`).
+    /// `sk->sk_rcvbuf`: buffer memory, autotuned from `tcp_rmem[1]` up.
+    sk_rcvbuf: u64,
+    /// `tp->window_clamp`: the largest window, follows `sk_rcvbuf`.
+    window_clamp: u64,
+    /// `tp->rcv_ssthresh`: the window may open this far; grows per segment.
+    rcv_ssthresh: u64,
+    /// `tp->rcvq_space`: most bytes read in one receiver RTT so far, and where and
+    /// when the current measurement started (`None` before the first read).
+    rcvq_space: u64,
+    rcvq_seq: u64,
+    rcvq_time: Option<Nanos>,
+
     // SACK compression.
     compressed_ack: u32,
     compressed_ack_rcv_nxt: u64,
@@ -286,12 +316,11 @@ pub struct TcpReceiver {
 
 impl TcpReceiver {
     pub fn new(cfg: ReceiverConfig) -> Self {
-        let rcv_wnd = cfg.rcvbuf_bytes;
-        TcpReceiver {
+        let mut r = TcpReceiver {
             cfg,
             rcv_nxt: 0,
             rcv_wup: 0,
-            rcv_wnd,
+            rcv_wnd: 0,
             copied_seq: 0,
             ofo: Vec::new(),
             ofo_bytes: 0,
@@ -305,6 +334,12 @@ impl TcpReceiver {
             ato: 0,
             lrcvtime: 0,
             quick: 0,
+            sk_rcvbuf: 0,
+            window_clamp: 0,
+            rcv_ssthresh: 0,
+            rcvq_space: 0,
+            rcvq_seq: 0,
+            rcvq_time: None,
             compressed_ack: 0,
             compressed_ack_rcv_nxt: 0,
             dup_ack_counter: 0,
@@ -319,7 +354,9 @@ impl TcpReceiver {
             dctcp_prior_rcv_nxt: 0,
             out: VecDeque::new(),
             acks_sent: 0,
-        }
+        };
+        r.init_window();
+        r
     }
 
     pub fn config(&self) -> &ReceiverConfig {
@@ -355,10 +392,22 @@ impl TcpReceiver {
         self.rcv_wnd
     }
 
-    /// Free receive buffer right now.
+    /// Free receive buffer right now, in payload bytes (`tcp_space`).
     #[inline]
     pub fn free_space(&self) -> u64 {
-        self.cfg.rcvbuf_bytes.saturating_sub(self.unread_bytes() + self.ofo_bytes)
+        self.space()
+    }
+
+    /// `rcv_ssthresh`: how far the window may open now.
+    #[inline]
+    pub fn rcv_ssthresh(&self) -> u64 {
+        self.rcv_ssthresh
+    }
+
+    /// `window_clamp`: the largest window the autotuned buffer allows now.
+    #[inline]
+    pub fn window_clamp(&self) -> u64 {
+        self.window_clamp
     }
 
     /// Current delayed-ACK timeout estimate (0 before the first data segment).
@@ -384,6 +433,9 @@ impl TcpReceiver {
     pub fn read(&mut self, now: Nanos, bytes: u64) -> u64 {
         let n = bytes.min(self.unread_bytes());
         self.copied_seq += n;
+        if n > 0 {
+            self.rcv_space_adjust(now);
+        }
         self.cleanup_rbuf(now, n);
         n
     }
@@ -404,7 +456,7 @@ impl TcpReceiver {
             // Window update if the read at least doubled a window that had fallen to
             // half the buffer or less.
             let now_win = self.receive_window();
-            if 2 * now_win <= self.cfg.rcvbuf_bytes {
+            if 2 * now_win <= self.window_clamp {
                 let new_win = self.select_window_raw();
                 if new_win > 0 && new_win >= 2 * now_win {
                     time_to_ack = true;

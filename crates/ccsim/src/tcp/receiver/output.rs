@@ -53,21 +53,20 @@ impl TcpReceiver {
         (self.rcv_wup + self.rcv_wnd).saturating_sub(self.rcv_nxt)
     }
 
-    /// `__tcp_select_window`: the window the free buffer allows. Below half the buffer
-    /// quick-ack mode ends, and receiver silly-window avoidance (RFC 1122 §4.2.3.3)
-    /// advertises zero rather than less than one MSS or 1/16 of the buffer.
-    /// (Linux also caps it by `rcv_ssthresh`, which grows during the connection,
-    /// and rounds to the window-scale unit; neither is modelled.)
+    /// `__tcp_select_window`: the window the free buffer allows, at most
+    /// `rcv_ssthresh`. Below half the full window quick-ack mode ends, and receiver
+    /// silly-window avoidance (RFC 1122 §4.2.3.3) advertises zero rather than less
+    /// than one MSS or 1/16 of it. (Linux also rounds to the window-scale unit.)
     pub(super) fn select_window_raw(&mut self) -> u64 {
-        let full = self.cfg.rcvbuf_bytes;
-        let free = self.free_space();
+        let full = self.full_space();
+        let free = self.space();
         if free < full / 2 {
             self.quick = 0;
             if free < full / 16 || free < self.cfg.mss as u64 {
                 return 0;
             }
         }
-        free
+        free.min(self.rcv_ssthresh)
     }
 
     /// `tcp_select_window`: the window to put on an ACK. The right edge never moves

@@ -15,6 +15,13 @@ fn seg_at(now: Nanos, i: u64) -> Segment {
     Segment { seq: i * MSS, len: MSS as u32, tsval: now - 25 * MS, tsecr: now - 50 * MS, ..Segment::default() }
 }
 
+/// The receiver most tests want: window fully grown, no skb overhead charged (so
+/// `rcvbuf_bytes` is the window), as before the window-growth model; the ramp has
+/// its own tests at the end.
+fn grown(cfg: ReceiverConfig) -> TcpReceiver {
+    TcpReceiver::with_grown_window(ReceiverConfig { scaling_ratio: 256, ..cfg })
+}
+
 fn acks(r: &mut TcpReceiver, now: Nanos) -> Vec<Segment> {
     std::iter::from_fn(|| r.poll_ack(now)).collect()
 }
@@ -26,7 +33,7 @@ fn blocks(a: &Segment) -> Vec<(u64, u64)> {
 /// A receiver that has used up its initial quick ACKs: segments 0..16 arrived
 /// 1 ms apart, each ACKed at once. Returns it and the time of the last arrival.
 fn warmed(cfg: ReceiverConfig) -> (TcpReceiver, Nanos) {
-    let mut r = TcpReceiver::new(cfg);
+    let mut r = grown(cfg);
     let mut now = T0;
     for i in 0..16 {
         now = T0 + i * MS;
@@ -42,7 +49,7 @@ fn warmed(cfg: ReceiverConfig) -> (TcpReceiver, Nanos) {
 
 #[test]
 fn quickack_mode_at_start_acks_each_of_the_first_16_segments() {
-    let mut r = TcpReceiver::new(ReceiverConfig::default());
+    let mut r = grown(ReceiverConfig::default());
     let mut per_segment = Vec::new();
     for i in 0..20 {
         let now = T0 + i * MS;
@@ -63,7 +70,7 @@ fn quickack_mode_at_start_acks_each_of_the_first_16_segments() {
 fn quickacks_are_bounded_by_half_the_window_in_segments() {
     // tcp_incr_quickack: rcv_wnd / (2 * mss) = 8688 / 2896 = 3.
     let cfg = ReceiverConfig { rcvbuf_bytes: 6 * MSS, ..ReceiverConfig::default() };
-    let mut r = TcpReceiver::new(cfg);
+    let mut r = grown(cfg);
     r.on_segment(T0, &seg_at(T0, 0), false);
     assert_eq!(acks(&mut r, T0).len(), 1);
     assert_eq!(r.quickacks_left(), 2);
@@ -132,7 +139,7 @@ fn long_idle_gap_reenters_quickack_mode() {
 #[test]
 fn delayed_ack_off_acks_every_segment() {
     let cfg = ReceiverConfig { delayed_ack: false, ..ReceiverConfig::default() };
-    let mut r = TcpReceiver::new(cfg);
+    let mut r = grown(cfg);
     for i in 0..40 {
         let now = T0 + i * MS;
         r.on_segment(now, &seg_at(now, i), false);
@@ -415,7 +422,7 @@ fn rwnd_shrinks_when_the_app_does_not_read_and_reopens_on_read() {
         delayed_ack: false,
         ..ReceiverConfig::default()
     };
-    let mut r = TcpReceiver::new(cfg);
+    let mut r = grown(cfg);
     let mut now = T0;
     for i in 0..30 {
         now = T0 + i * MS;
@@ -444,7 +451,7 @@ fn full_buffer_advertises_zero_and_drops_data_beyond_it() {
         delayed_ack: false,
         ..ReceiverConfig::default()
     };
-    let mut r = TcpReceiver::new(cfg);
+    let mut r = grown(cfg);
     let mut last = Segment::default();
     for i in 0..16 {
         let now = T0 + i * MS;
@@ -468,7 +475,7 @@ fn zero_window_probe_is_answered_and_a_read_reopens_the_window() {
         delayed_ack: false,
         ..ReceiverConfig::default()
     };
-    let mut r = TcpReceiver::new(cfg);
+    let mut r = grown(cfg);
     for i in 0..16 {
         let now = T0 + i * MS;
         r.on_segment(now, &seg_at(now, i), false);
@@ -587,7 +594,7 @@ fn random_loss_reordering_and_duplication_keep_the_receiver_consistent() {
         }
 
         let cfg = ReceiverConfig { comp_sack_nr: 3 + (seed % 3) as u32 * 20, ..ReceiverConfig::default() };
-        let mut r = TcpReceiver::new(cfg);
+        let mut r = grown(cfg);
         let mut have = vec![false; n as usize];
         let (mut delivered, mut fresh, mut last_ack) = (0u64, 0u64, 0u64);
         let mut now = T0;
@@ -654,4 +661,91 @@ fn config_validation_rejects_impossible_values() {
     assert!(ReceiverConfig { rcvbuf_bytes: 1000, ..ReceiverConfig::default() }.validate().is_err());
     let bad = ReceiverConfig { delack_min_ns: 300 * MS, ..ReceiverConfig::default() };
     assert!(bad.validate().is_err());
+}
+
+// The window's ramp (`window.rs`), with Linux's defaults: 128 KiB buffer at the start,
+// scaling ratio 160.
+
+#[test]
+fn window_opens_from_64k_and_segments_that_grow_it_are_acked_at_once() {
+    let mut r = TcpReceiver::new(ReceiverConfig::default());
+    // The clamp is what 128 KiB holds at ratio 160/256; the first window is
+    // tcp_select_initial_window's 45 segments (65160 B, Linux's SYN-ACK).
+    assert_eq!(r.window_clamp(), 131_072 * 160 / 256);
+    assert_eq!(r.advertised_window(), 45 * MSS);
+    let mut per_segment = Vec::new();
+    let mut windows = Vec::new();
+    for i in 0..30 {
+        let now = T0 + i * MS;
+        r.on_segment(now, &seg_at(now, i), false);
+        let a = acks(&mut r, now);
+        per_segment.push(a.len());
+        windows.extend(a.iter().map(|a| a.rwnd));
+    }
+    // Each segment adds two MSS until the clamp (6 segments), and `quick |= 1` keeps
+    // those ACKs from using up the 16 quick ACKs: 22 ACKs one by one, as the kernel
+    // sends them through ccemu (same path), then one per two segments.
+    assert_eq!(windows[0], 45 * MSS + 2 * MSS);
+    // At most the clamp less the segment being queued (`tcp_space` when it grows).
+    assert_eq!(windows[5], r.window_clamp() - MSS);
+    assert!(per_segment[..22].iter().all(|&n| n == 1), "{per_segment:?}");
+    assert_eq!(per_segment[22..30], [0, 1, 0, 1, 0, 1, 0, 1]);
+}
+
+#[test]
+fn rcvbuf_grow_follows_the_kernel_trace() {
+    // Linux 6.18's tcp_rcvbuf_grow against the kernel's own tcp_rcvbuf_grow trace
+    // (tcp_rmem[2] = 67000000, scaling_ratio 219): (copied this RTT, copied the RTT
+    // before) -> the buffer and clamp the next trace line shows.
+    let cfg = ReceiverConfig { rcvbuf_bytes: 67_000_000, scaling_ratio: 219, ..ReceiverConfig::default() };
+    let rows = [
+        (86_016, 49_152, 502_741, 430_079),
+        (139_264, 86_016, 728_690, 623_371),
+        (307_200, 139_264, 2_450_338, 2_096_187),
+        (618_496, 307_200, 4_376_503, 3_743_961),
+        (1_261_568, 618_496, 9_082_648, 7_769_921),
+    ];
+    for (copied, before, rcvbuf, clamp) in rows {
+        let mut r = TcpReceiver::new(cfg.clone());
+        r.rcvq_space = copied;
+        r.rcvbuf_grow(before);
+        assert_eq!((r.sk_rcvbuf, r.window_clamp()), (rcvbuf, clamp), "copied {copied}");
+    }
+    // Capped by tcp_rmem[2], and off with tcp_moderate_rcvbuf = 0.
+    let mut r = TcpReceiver::new(ReceiverConfig { rcvbuf_bytes: 1_000_000, ..cfg.clone() });
+    r.rcvq_space = 1_261_568;
+    r.rcvbuf_grow(618_496);
+    assert_eq!(r.sk_rcvbuf, 1_000_000);
+    let mut r = TcpReceiver::new(ReceiverConfig { moderate_rcvbuf: false, ..cfg });
+    r.rcvq_space = 1_261_568;
+    r.rcvbuf_grow(618_496);
+    assert_eq!(r.sk_rcvbuf, 131_072);
+}
+
+#[test]
+fn autotuning_lets_a_doubling_sender_through_and_stops_at_tcp_rmem_max() {
+    // A sender in slow start: round k brings 10 * 2^k segments, back to back 0.1 ms
+    // apart, one round per 50 ms (the receiver measures 50 ms from the timestamps).
+    let cfg = ReceiverConfig { rcvbuf_bytes: 4 << 20, ..ReceiverConfig::default() };
+    let max_window = (4u64 << 20) * 160 / 256;
+    let mut r = TcpReceiver::new(cfg);
+    let (mut seq, mut limited) = (0u64, 0);
+    for round in 0..10u64 {
+        let start = T0 + round * 50 * MS;
+        for j in 0..(10u64 << round).min(3000) {
+            let now = start + j * 100 * NS_PER_US_TEST;
+            let edge = r.rcv_nxt() + r.advertised_window();
+            if (seq + 1) * MSS > edge {
+                limited += 1;
+                break;
+            }
+            r.on_segment(now, &seg_at(now, seq), false);
+            acks(&mut r, now);
+            seq += 1;
+        }
+    }
+    // The window kept ahead of the doubling until the buffer maximum, then held there.
+    assert!(limited <= 2, "receive window limited the sender in {limited} rounds");
+    assert_eq!(r.window_clamp(), max_window);
+    assert!(r.advertised_window() <= max_window);
 }
