@@ -51,7 +51,8 @@ def test_inputs_come_from_topology_and_transport():
     ser = 1052 * 8 / 8e6 + 2 * 1052 * 8 / 10e9 + 52 * 8 / 8e6 + 2 * 52 * 8 / 10e9
     assert fi.base_rtt_s == pytest.approx(0.040 + ser, rel=1e-12)
     assert (fi.mss, fi.header, fi.b) == (1000, 52, 1.0)
-    assert fi.w_max_pkts == pytest.approx(100.0)  # min(sndbuf 4 MiB, rcvbuf 100 kB) / MSS
+    # min(sndbuf 4 MiB, window of rcvbuf 100 kB) / MSS: Linux's buffer holds 160/256 payload
+    assert fi.w_max_pkts == pytest.approx(62.5)
     assert fi.bottleneck_bps == 8e6 and fi.buffer_bytes == 100 * 1052
     fi.with_loss(0.01, "given")
     assert fi.t0_s == pytest.approx(fi.base_rtt_s + 0.3)  # Linux: srtt + max(4 rttvar, min_rto)
@@ -120,8 +121,9 @@ def test_validity_domains():
     assert not df.loc["pftk", "valid"] and "p > 0" in df.loc["pftk", "why_not"]
     lw = df.loc["luebben-window"]
     assert lw["valid"]
-    # min(w/RTT, C) with w = W_max x MSS = rcvbuf: the window, not the 100 Mbit/s link, limits
-    assert lw["goodput_bps"] == pytest.approx(20000 * 8 / lw["rtt_s"], rel=1e-9)
+    # min(w/RTT, C) with w = W_max x MSS = the window of rcvbuf (160/256 of it, as Linux's
+    # scaling_ratio): the window, not the 100 Mbit/s link, limits
+    assert lw["goodput_bps"] == pytest.approx(20000 * 160 / 256 * 8 / lw["rtt_s"], rel=1e-9)
     # Brosh assumes a CBR source below TCP's throughput: video at 5 % loss is not.
     sc = dumbbell([tcp("v", {"kind": "preset", "name": "brosh-video"}, nagle=False)],
                   loss={"kind": "bernoulli", "p": 0.05}, delay="100ms")

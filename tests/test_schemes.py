@@ -105,10 +105,14 @@ def test_schemes_bad_input_is_one_line(tmp_path, args, needle):
 
 
 def test_delay_based_schemes_queue_less_than_loss_based_ones(tmp_path):
-    """Copa and Vivace (delay/utility-based) keep a smaller queue than CUBIC fills;
-    BBR v3 loses less than BBR v1 in the same 1-BDP buffer."""
+    """Copa (delay-based) keeps a smaller queue than CUBIC fills; BBR v3 loses less than
+    BBR v1 in the same 1-BDP buffer. Vivace's utility tolerates loss (up to ~5 %) and
+    does not reliably keep the queue below CUBIC's here: its p95 one-way delay spans
+    0.058-0.094 s over seeds 1-4 against CUBIC's 0.078-0.083 s, so only its loss and
+    link use are pinned."""
     res = run_schemes(_short(tmp_path), ["cubic", "bbr", "bbr3", "copa", "vivace"], tmp_path / "o", seeds=1, jobs=1, progress=False)
     m = res.runs.set_index("scheme")
     assert m.at["copa", "owd_p95_s"] < m.at["cubic", "owd_p95_s"] - 0.01
-    assert m.at["vivace", "owd_p95_s"] < m.at["cubic", "owd_p95_s"]
+    assert m.at["vivace", "loss_rate"] < 0.10
+    assert m.at["vivace", "throughput_bps"] > 0.6 * 20e6
     assert m.at["bbr3", "loss_rate"] < m.at["bbr", "loss_rate"] / 3
