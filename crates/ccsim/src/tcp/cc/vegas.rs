@@ -31,6 +31,9 @@
 //! - the Vegas branch does not check `tcp_is_cwnd_limited` (only the Reno fallback
 //!   does).
 //!
+//! `base_rtt_us` (not Linux) pins baseRTT instead of measuring it, as Wei's thesis did
+//! for its Vegas validation (§2.1.6).
+//!
 //! `legacy_2_6 = true` (not current Linux) runs the 2.6.16-2.6.21 decision instead, the
 //! Vegas of Wei's thesis: Brakmo's `diff = w - w*baseRTT/rtt` over the window sent in
 //! the round that just ended, and cwnd stepped toward that round's cwnd +-1. Current
@@ -60,6 +63,12 @@ pub const PARAMS: &[ParamSpec] = &[
         doc: "the 2.6.16-2.6.21 decision (Wei's thesis): diff = w - w*baseRTT/rtt over the window sent in the \
               last round, cwnd stepped toward that round's cwnd +-1 (not Linux)",
     },
+    ParamSpec {
+        name: "base_rtt_us",
+        default: ParamValue::Int(0),
+        doc: "fixed baseRTT in µs instead of the minimum RTT seen (0 = measured, as Linux); Wei's thesis \
+              pinned it to the propagation delay to validate Theorem 2.1.5 (not Linux)",
+    },
 ];
 
 /// `struct vegas` (RTTs in µs).
@@ -83,6 +92,11 @@ pub struct Vegas {
     /// Left edge and cwnd of the current round (2.6.16's `beg_snd_una`, `beg_snd_cwnd`).
     beg_snd_una: u64,
     beg_snd_cwnd: u32,
+    /// A baseRTT given by the scenario (µs; 0 = measured). Wei's thesis §2.1.6 hard-codes
+    /// baseRTT to the propagation delay "to eliminate the effect of inaccurate base RTT
+    /// estimation": flows starting together queue behind each other's first packets, so
+    /// each measures a slightly different minimum and settles at a different window.
+    fixed_base_rtt: u32,
 }
 
 pub fn build(p: &Params<'_>) -> Result<AnyCc, ConfigError> {
@@ -94,6 +108,7 @@ pub fn build(p: &Params<'_>) -> Result<AnyCc, ConfigError> {
     };
     let mut v = Vegas::new(get("alpha")?, get("beta")?, get("gamma")?);
     v.legacy = p.bool("legacy_2_6")?;
+    v.pin_base_rtt(get("base_rtt_us")?);
     Ok(AnyCc::Vegas(v))
 }
 
@@ -111,7 +126,14 @@ impl Vegas {
             legacy: false,
             beg_snd_una: 0,
             beg_snd_cwnd: 0,
+            fixed_base_rtt: 0,
         }
+    }
+
+    /// Pins baseRTT to `us` (0: measured, as Linux).
+    pub fn pin_base_rtt(&mut self, us: u32) {
+        self.fixed_base_rtt = us;
+        self.base_rtt = if us > 0 { us } else { 0x7fff_ffff };
     }
 
     /// `baseRTT` estimate, µs (`0x7fffffff` before the first sample).
@@ -131,7 +153,7 @@ impl Vegas {
 
     /// `tcp_vegas_init`.
     fn reset(&mut self, cx: &CcContext<'_>) {
-        self.base_rtt = 0x7fff_ffff;
+        self.pin_base_rtt(self.fixed_base_rtt);
         self.enable(cx);
     }
 
@@ -251,7 +273,9 @@ impl CongestionOps for Vegas {
             return;
         }
         let vrtt = (sample.rtt_us as u64 + 1).min(u32::MAX as u64) as u32;
-        self.base_rtt = self.base_rtt.min(vrtt);
+        if self.fixed_base_rtt == 0 {
+            self.base_rtt = self.base_rtt.min(vrtt);
+        }
         self.min_rtt = self.min_rtt.min(vrtt);
         self.cnt_rtt += 1;
     }
@@ -389,5 +413,22 @@ mod tests {
         v.cwnd_event(&mut cx, CaEvent::CwndRestart);
         assert_eq!(v.base_rtt, 0x7fff_ffff);
         assert_eq!(v.ssthresh(&mut cx), 5);
+    }
+
+    #[test]
+    fn a_fixed_base_rtt_ignores_smaller_samples_and_survives_restart() {
+        let mut v = Vegas::new(2, 4, 1);
+        v.pin_base_rtt(10_000);
+        let mut sk = ca_sock(100);
+        // Samples below the pinned value (a shorter path) do not move it: diff is measured
+        // against 10 000 µs, so 10 299 µs -> 100 * 300 / 10000 = 3, in [alpha, beta].
+        round(&mut v, &mut sk, 5_000, 1);
+        round(&mut v, &mut sk, 10_299, 3);
+        assert_eq!(v.base_rtt, 10_000);
+        assert_eq!(sk.cwnd, 100);
+        let mut rng = Rng::seed_from_u64(1);
+        let mut cx = CcContext { now: 0, sk: &mut sk, rng: &mut rng };
+        v.cwnd_event(&mut cx, CaEvent::CwndRestart);
+        assert_eq!(v.base_rtt, 10_000, "a restart keeps the given baseRTT");
     }
 }
