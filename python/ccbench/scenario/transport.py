@@ -6,7 +6,7 @@ User side::
                                                       # default 0: the app size is the IP packet
     transport = { kind = "tcp", cc = "cubic" }
     transport = { kind = "tcp", cc = { name = "cubic", beta = 0.8, hystart = false },
-                  mss = 1448, init_cwnd = 10, sack = true, nagle = false,
+                  mss = 1448, init_cwnd = 10, init_ssthresh = 20, sack = true, nagle = false,
                   delayed_ack = true, ecn = false, pacing = false, recovery = "prr",
                   sndbuf = "4MB", rcvbuf = "6MB", min_rto = "200ms" }
 
@@ -152,6 +152,7 @@ _TCP_KEYS: dict[str, str] = {
     "mss": "mss",
     "header": "header_bytes",
     "init_cwnd": "init_cwnd",
+    "init_ssthresh": "init_ssthresh",
     "sndbuf": "sndbuf_bytes",
     "rcvbuf": "rcvbuf_bytes",
     "rcvbuf_initial": "rcvbuf_initial_bytes",
@@ -204,6 +205,10 @@ class Tcp(Table):
     mss: Optional[Mss] = None
     header: Optional[Size] = None
     init_cwnd: Optional[int] = Field(None, ge=1)
+    #: Initial ssthresh in segments, as Linux's ``ssthresh`` route metric (default: none,
+    #: slow start until the first loss); at or below ``init_cwnd`` the flow starts in
+    #: congestion avoidance.
+    init_ssthresh: Optional[int] = Field(None, ge=1)
     sndbuf: Optional[PositiveSize] = None
     #: Largest receive buffer (Linux ``tcp_rmem[2]``: 32 MiB since 6.18). Buffer
     #: memory, as in Linux: the window it allows is rcv_scaling_ratio/256 of it.

@@ -121,6 +121,12 @@ pub struct TcpConfig {
     /// Initial congestion window in segments (`TCP_INIT_CWND` = 10, RFC 6928).
     #[serde(default = "d_init_cwnd")]
     pub init_cwnd: u32,
+    /// Initial slow-start threshold in segments, as the `ssthresh` route metric sets it
+    /// (`ip route ... ssthresh N`, read by `tcp_init_metrics`); 0 = none (Linux's default,
+    /// `TCP_INFINITE_SSTHRESH`). With `init_ssthresh <= init_cwnd` a flow starts in
+    /// congestion avoidance (Wei's Ch. 2 model starts there).
+    #[serde(default)]
+    pub init_ssthresh: u32,
     /// Send buffer: bytes the application may have written and not yet had
     /// acknowledged (`net.ipv4.tcp_wmem` max = 4194304).
     #[serde(default = "d_sndbuf")]
@@ -260,6 +266,7 @@ impl Default for TcpConfig {
             mss: d_mss(),
             header_bytes: d_header_bytes(),
             init_cwnd: d_init_cwnd(),
+            init_ssthresh: 0,
             sndbuf_bytes: d_sndbuf(),
             rcvbuf_bytes: d_rcvbuf(),
             rcvbuf_initial_bytes: d_rcvbuf_initial(),

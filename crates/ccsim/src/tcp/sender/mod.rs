@@ -294,6 +294,10 @@ impl TcpSender {
     /// from `cfg.cc` (see [`crate::tcp::cc::build`]). Calls the CC's `init`.
     pub fn new(cfg: &TcpConfig, cc: AnyCc, now: Nanos) -> Self {
         let mut sk = SockState::new(cfg.mss, cfg.init_cwnd);
+        if cfg.init_ssthresh > 0 {
+            // `tcp_init_metrics`: the route's ssthresh metric.
+            sk.ssthresh = cfg.init_ssthresh;
+        }
         sk.ecn_ok = cfg.ecn;
         let mut s = TcpSender {
             mss: cfg.mss,

@@ -44,6 +44,16 @@ fn slow_start_doubles_cwnd_each_rtt_from_iw10() {
 }
 
 #[test]
+fn a_route_ssthresh_starts_the_flow_in_congestion_avoidance() {
+    // `init_ssthresh` = the route metric: cwnd >= ssthresh from the first ACK, so Reno
+    // adds one segment per round instead of doubling.
+    let mut p = bulk(TcpConfig { init_ssthresh: 10, ..reno() }, 1000, 50 * MS, None);
+    p.run_until(350 * MS);
+    assert_eq!(p.tx_bursts(), vec![(0, 10), (100 * MS, 11), (200 * MS, 12), (300 * MS, 13)]);
+    assert_eq!((p.s.state().cwnd, p.s.state().ssthresh), (13, 10));
+}
+
+#[test]
 fn cwnd_does_not_grow_while_application_limited() {
     // Two segments per RTT never fill cwnd = 10, nor half of it (Linux's slow-start
     // 2x rule in tcp_is_cwnd_limited), so the window must stay at IW.
