@@ -9,6 +9,8 @@ Each module exposes ``run(full: bool = False, out: Path | None = None[, progress
 
 STUDIES = {
     "wei-sync": "ccbench.studies.wei_sync",
+    "wei-vegas": "ccbench.studies.wei_vegas",
+    "wei-fast": "ccbench.studies.wei_fast",
     "wei-ch3": "ccbench.studies.wei_ch3",
     "wei-probe": "ccbench.studies.wei_probe",
     "brosh-droptail": "ccbench.studies.brosh_droptail",

@@ -160,7 +160,8 @@ def choices(size: tuple[Case, ...]) -> list[str]:
         "the open one",
         "model curve: the RTT-level map with the static queue b = max(Nw - cd, 0) (Thm 2.1.4.3, "
         "ccbench.models.wei_fast.vegas_response), one decision per round for today's Vegas and per two rounds for "
-        "2.6.16 (its old_snd_cwnd comparison), started from the runs' mean initial window",
+        "2.6.16 (its old_snd_cwnd comparison), started from the runs' mean initial window (fig2.2: at slow start's "
+        "peak)",
         f"flows start in congestion avoidance (init_ssthresh = 2) with windows w* + {START_OFFSETS} (one group "
         "each), w* = (cd + NA)/N",
     ]
@@ -362,8 +363,13 @@ def run(full: bool = False, out: Optional[FsPath] = None,
         pd.DataFrame(runs).to_csv(out / "wei_vegas_runs.csv", index=False)
         for case in size:
             tr = traces[case.key]
-            models = {dec: model_curve(case.path, case.n, A, t.total[0] / case.n, 0.0, case.duration_s,
-                                       2 if DECISIONS[dec] else 1) for dec, t in tr.items()}
+            models = {}
+            for dec, t in tr.items():
+                # From the start, or from slow start's peak (the model has no slow start).
+                t0 = R.first_peak_time(t, case.duration_s / 4) if case.slow_start else 0.0
+                i = int(np.searchsorted(t.t, t0))
+                models[dec] = model_curve(case.path, case.n, A, t.total[i] / case.n, t0, case.duration_s,
+                                          2 if DECISIONS[dec] else 1)
             plot_case(case, tr, models, out / f"wei_vegas_{case.key.replace('.', '_')}.png")
         (out / "choices.txt").write_text(
             f"size: {'full' if full else 'reduced'}\nwall time: {table.attrs['wall_s']:.1f} s\n"
