@@ -41,11 +41,19 @@ NR = "not reproducible here"
 PAPERS: tuple[Paper, ...] = (
     Paper(
         "wei", "Wei, Microscopic Behavior of Internet Congestion Control (Caltech PhD thesis, 2007)", "003",
-        "wei-microscopic-congestion-control.md", ("wei-sync", "wei-ch3", "wei-probe"),
+        "wei-microscopic-congestion-control.md", ("wei-sync", "wei-vegas", "wei-fast", "wei-ch3", "wei-probe"),
         (
-            Item("Ch. 2, Fig. 2.x", "single Vegas flow 800 Mbit/s / 200 ms: cwnd in [19067, 19068]; 100 flows: mean cwnd "
-                 "114.6-115.6, queue 1935-2035 pkts", NY, "no study; Vegas and the packet-level ack-clock model exist "
-                 "(`cc = \"vegas\"`, `ccbench.models.wei_fast`)"),
+            Item("Fig. 2.1", "single Vegas flow 800 Mbit/s / 200 ms: cwnd in [19067, 19068], inside Theorem 2.1.5's "
+                 "bounds", None, "study wei-vegas (captions' path; the bounds recomputed for it)", "wei-vegas",
+                 "wei-vegas:fig2.1"),
+            Item("Fig. 2.2", "100 Vegas flows: mean cwnd 114.6-115.6, queue 1935-2035 pkts (one packet per flow, in "
+                 "step); each flow converges", None, "study wei-vegas (2.6.16 decision; today's beside it)",
+                 "wei-vegas", "wei-vegas:fig2.2"),
+            Item("Figs 2.3, 2.4", "delay doubled: the queue oscillates in the same region, mean cwnd within one "
+                 "packet", None, "study wei-vegas", "wei-vegas", "wei-vegas:fig2.3"),
+            Item("Thms 2.2.3.1-2", "FAST: W -> cd + alpha, w_i -> (alpha_i/alpha)(alpha + cd), exponential "
+                 "convergence for gamma in (0, 1); much faster than Vegas (no figure)", None,
+                 "study wei-fast (ccsim fast vs the discrete model)", "wei-fast", "wei-fast"),
             Item("Figs 3.1-3.3", "loss burstiness: ns-2 80 % of loss intervals < 1 % RTT, > 10x Poisson", None,
                  "study wei-ch3 (16 Reno, RTTs 2-200 ms); the PlanetLab part needs Internet paths "
                  "(`ccbench probe` measures a real path; wei-probe runs the probe analysis on sim and emu)",

@@ -48,6 +48,10 @@ TABLES: dict[str, tuple[str, list[str] | None]] = {
                                     "within_1rtt", "poisson_1rtt", "paper_planetlab_1pct", "paper_planetlab_1rtt",
                                     "runs", "note"]),
     "stewart": ("stewart.csv", ["fig", "quantity", "setting", "ours", "ci95", "paper", "diff", "unit", "agrees", "note"]),
+    "wei-vegas": ("wei_vegas.csv", ["fig", "quantity", "decision", "setting", "ours", "thesis", "bound", "in_bound",
+                                    "agrees"]),
+    "wei-fast": ("wei_fast.csv", ["experiment", "quantity", "setting", "ours", "theorem", "bound", "in_bound",
+                                  "agrees"]),
     "weigle": ("weigle.csv", ["fig", "stack", "p_pct", "p_paper_pct", "pT_computed_pct", "pT_computed_paper_pct",
                               "pT_obs_pct", "pT_obs_paper_pct", "T1000_sim_s", "T1000_M1_s", "err_M1", "T1000_M1p_s",
                               "err_M1p", "T1000_M2_s", "err_M2", "sd1000_sim_s", "sd1000_M1_s"]),
@@ -196,6 +200,20 @@ def _wei_probe(df: pd.DataFrame) -> tuple[str, str]:
     return _status(checks), f"thesis (PlanetLab): 40 % < 1 % RTT, 60 % < 1 RTT; ours: {text}"
 
 
+def _judged(df: pd.DataFrame, part: str) -> tuple[str, str]:
+    """Rows with an ``agrees`` verdict (wei-vegas: those of the figure ``part`` and its
+    variants, e.g. ``fig2.2`` with ``fig2.2-ca``; wei-fast: all): the status from the
+    verdicts, the text from ours vs the thesis's (or theorem's) value."""
+    rows = df[df["fig"].astype(str).str.startswith(part)] if part else df
+    rows = rows[rows["agrees"].astype(str).isin(("True", "False"))]
+    ref = "thesis" if "thesis" in rows.columns else "theorem"
+    checks = [str(a) == "True" for a in rows["agrees"]]
+    cells = [f"{r.quantity}: {_fmt(_maybe_float(r.ours))} vs {getattr(r, ref)}"
+             + (f" (in bound {float(r.in_bound):.0%})" if math.isfinite(float(r.in_bound)) else "")
+             for r in rows.itertuples(index=False)]
+    return _status(checks), f"{sum(checks)}/{len(checks)} hold; " + "; ".join(cells)
+
+
 def item_result(item: Item, tables: dict) -> tuple[str, str]:
     """(status, ours-vs-paper text) of one catalogue item."""
     if item.status is not None:
@@ -216,6 +234,8 @@ def item_result(item: Item, tables: dict) -> tuple[str, str]:
         from .brosh_model import summary_item
 
         return summary_item(df, key.split(":", 1)[1])
+    if key.startswith("wei-vegas:") or key == "wei-fast":
+        return _judged(df, key.split(":", 1)[1] if ":" in key else "")
     status, text = _generic(item.study, df)
     return status, f"{text} (table below)"
 
