@@ -105,7 +105,7 @@ def fast_table():
 
     t = F.run(full=False)
     with pd.option_context("display.width", 200, "display.max_columns", 20, "display.max_colwidth", 60):
-        print(t.drop(columns=["note", "setting"]).to_string(index=False))
+        print(t.drop(columns=["note"]).to_string(index=False))
     return t
 
 
@@ -113,7 +113,7 @@ def test_fast_queues_alpha_per_flow_and_converges_fast(fast_table):
     t = fast_table
     judged = t[t["agrees"].astype(str).isin(("True", "False"))]
     assert len(judged) >= 12
-    assert judged["agrees"].astype(bool).all(), judged[~judged["agrees"].astype(bool)]
+    assert (judged["agrees"] == "True").all(), judged[judged["agrees"] != "True"]
     per_flow = t[t["quantity"].str.startswith("backlog / N")]
     for q, a in zip(per_flow["ours"], (10, 20, 40)):
         assert abs(float(q) - a) < 1.0

@@ -50,7 +50,7 @@ PAPERS: tuple[Paper, ...] = (
                  "step); each flow converges", None, "study wei-vegas (2.6.16 decision; today's beside it)",
                  "wei-vegas", "wei-vegas:fig2.2"),
             Item("Figs 2.3, 2.4", "delay doubled: the queue oscillates in the same region, mean cwnd within one "
-                 "packet", None, "study wei-vegas", "wei-vegas", "wei-vegas:fig2.3"),
+                 "packet", None, "study wei-vegas", "wei-vegas", "wei-vegas:fig2.3-2.4"),
             Item("Thms 2.2.3.1-2", "FAST: W -> cd + alpha, w_i -> (alpha_i/alpha)(alpha + cd), exponential "
                  "convergence for gamma in (0, 1); much faster than Vegas (no figure)", None,
                  "study wei-fast (ccsim fast vs the discrete model)", "wei-fast", "wei-fast"),

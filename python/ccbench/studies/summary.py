@@ -50,8 +50,7 @@ TABLES: dict[str, tuple[str, list[str] | None]] = {
     "stewart": ("stewart.csv", ["fig", "quantity", "setting", "ours", "ci95", "paper", "diff", "unit", "agrees", "note"]),
     "wei-vegas": ("wei_vegas.csv", ["fig", "quantity", "decision", "setting", "ours", "thesis", "bound", "in_bound",
                                     "agrees"]),
-    "wei-fast": ("wei_fast.csv", ["experiment", "quantity", "setting", "ours", "theorem", "bound", "in_bound",
-                                  "agrees"]),
+    "wei-fast": ("wei_fast.csv", ["experiment", "quantity", "ours", "theorem", "bound", "in_bound", "agrees"]),
     "weigle": ("weigle.csv", ["fig", "stack", "p_pct", "p_paper_pct", "pT_computed_pct", "pT_computed_paper_pct",
                               "pT_obs_pct", "pT_obs_paper_pct", "T1000_sim_s", "T1000_M1_s", "err_M1", "T1000_M1p_s",
                               "err_M1p", "T1000_M2_s", "err_M2", "sd1000_sim_s", "sd1000_M1_s"]),
@@ -102,6 +101,8 @@ def _generic(study: str, df: pd.DataFrame) -> tuple[str, str]:
 
 
 def _maybe_float(x):
+    if isinstance(x, (bool, np.bool_)):  # a verdict column read back from CSV: keep the word
+        return str(bool(x))
     try:
         return float(x)
     except (TypeError, ValueError):
@@ -208,9 +209,11 @@ def _judged(df: pd.DataFrame, part: str) -> tuple[str, str]:
     rows = rows[rows["agrees"].astype(str).isin(("True", "False"))]
     ref = "thesis" if "thesis" in rows.columns else "theorem"
     checks = [str(a) == "True" for a in rows["agrees"]]
+    # The figure's own rows (not its variants, e.g. fig2.2-ca) make the text.
+    shown = rows[rows["fig"].astype(str) == part] if part else rows
     cells = [f"{r.quantity}: {_fmt(_maybe_float(r.ours))} vs {getattr(r, ref)}"
              + (f" (in bound {float(r.in_bound):.0%})" if math.isfinite(float(r.in_bound)) else "")
-             for r in rows.itertuples(index=False)]
+             for r in shown.itertuples(index=False)]
     return _status(checks), f"{sum(checks)}/{len(checks)} hold; " + "; ".join(cells)
 
 

@@ -9,6 +9,7 @@ from pathlib import Path
 import pandas as pd
 
 from .brosh_droptail_notes import note as brosh_tables
+from .wei_ch2_notes import note as wei_ch2
 from .wei_ch3_notes import note as wei
 
 
@@ -96,4 +97,5 @@ def weigle(results: Path) -> str:
     return "".join(out)
 
 
-NOTES = {"stewart": stewart, "weigle": weigle, "wei": wei, "brosh": brosh_tables}
+NOTES = {"stewart": stewart, "weigle": weigle, "wei": lambda results: wei(results) + wei_ch2(results),
+         "brosh": brosh_tables}

@@ -159,10 +159,9 @@ def run(full: bool = False, out: Optional[FsPath] = None,
         k += 1
 
     rows: list[dict] = []
-    setting = f"{n} flows, {p.label()}"
 
     def row(exp, quantity, ours, theorem, bound="", in_bound=float("nan"), agrees="", note=""):
-        rows.append({"experiment": exp, "quantity": quantity, "setting": setting, "ours": ours, "theorem": theorem,
+        rows.append({"experiment": exp, "quantity": quantity, "ours": ours, "theorem": theorem,
                      "bound": bound, "in_bound": in_bound, "agrees": agrees, "note": note})
 
     alpha_traces = {}
@@ -209,6 +208,8 @@ def run(full: bool = False, out: Optional[FsPath] = None,
     if progress:
         progress(total, total)
     table = pd.DataFrame(rows)
+    # Verdicts as words (True/False, blank where not judged), also in the CSV.
+    table["agrees"] = [str(bool(v)) if isinstance(v, (bool, np.bool_)) else v for v in table["agrees"]]
     table.attrs["wall_s"] = time.perf_counter() - t0
     if out is not None:
         out = FsPath(out)
@@ -217,7 +218,7 @@ def run(full: bool = False, out: Optional[FsPath] = None,
         plot(size, alpha_traces, gamma_curves, tr_v, out / "wei_fast.png")
         (out / "choices.txt").write_text(
             f"size: {'full' if full else 'reduced'} {size}\nwall time: {table.attrs['wall_s']:.1f} s\n"
-            f"path: {p.label()}, c = {p.c:.0f} pkt/s, d = {p.d * 1e3:.4f} ms, cd = {p.cd:.2f}\n"
+            f"{n} flows; path: {p.label()}, c = {p.c:.0f} pkt/s, d = {p.d * 1e3:.4f} ms, cd = {p.cd:.2f}\n"
             "- see the module docstring (ccbench.studies.wei_fast) for the choices\n")
     return table
 
