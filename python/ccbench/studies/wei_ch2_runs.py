@@ -78,8 +78,9 @@ class Path:
 
     @property
     def base_rtt_us(self) -> int:
-        """``d`` as Vegas stores a sample (µs, +1: ``tcp_vegas_pkts_acked``'s vrtt)."""
-        return int(round(self.d * 1e6)) + 1
+        """``d`` as Vegas stores a sample: whole µs, truncated as the RTT sample is, +1
+        (``tcp_vegas_pkts_acked``'s vrtt)."""
+        return int(math.floor(self.d * 1e6)) + 1
 
     def label(self) -> str:
         return f"{self.rate_bps / 1e6:g} Mbit/s, {self.rtt_s * 1e3:g} ms"

@@ -66,8 +66,8 @@ pub const PARAMS: &[ParamSpec] = &[
     ParamSpec {
         name: "base_rtt_us",
         default: ParamValue::Int(0),
-        doc: "fixed baseRTT in µs instead of the minimum RTT seen (0 = measured, as Linux); Wei's thesis \
-              pinned it to the propagation delay to validate Theorem 2.1.5 (not Linux)",
+        doc: "baseRTT pinned in µs: samples above it do not raise it (0 = the minimum RTT seen, as Linux); \
+              Wei's thesis pinned it to the propagation delay to validate Theorem 2.1.5 (not Linux)",
     },
 ];
 
@@ -273,9 +273,10 @@ impl CongestionOps for Vegas {
             return;
         }
         let vrtt = (sample.rtt_us as u64 + 1).min(u32::MAX as u64) as u32;
-        if self.fixed_base_rtt == 0 {
-            self.base_rtt = self.base_rtt.min(vrtt);
-        }
+        // A pinned baseRTT is still lowered by a shorter sample: no RTT is below the
+        // propagation delay, so such a sample means the pinned value was rounded up, and
+        // Linux's u32 `rtt - baseRTT` would wrap on it.
+        self.base_rtt = self.base_rtt.min(vrtt);
         self.min_rtt = self.min_rtt.min(vrtt);
         self.cnt_rtt += 1;
     }
@@ -416,19 +417,21 @@ mod tests {
     }
 
     #[test]
-    fn a_fixed_base_rtt_ignores_smaller_samples_and_survives_restart() {
+    fn a_pinned_base_rtt_ignores_larger_samples_and_survives_restart() {
         let mut v = Vegas::new(2, 4, 1);
         v.pin_base_rtt(10_000);
         let mut sk = ca_sock(100);
-        // Samples below the pinned value (a shorter path) do not move it: diff is measured
+        // Samples above the pinned value (queueing) do not raise it: diff is measured
         // against 10 000 µs, so 10 299 µs -> 100 * 300 / 10000 = 3, in [alpha, beta].
-        round(&mut v, &mut sk, 5_000, 1);
         round(&mut v, &mut sk, 10_299, 3);
         assert_eq!(v.base_rtt, 10_000);
         assert_eq!(sk.cwnd, 100);
+        // A sample below it (the pinned value was rounded up) lowers it.
+        round(&mut v, &mut sk, 9_989, 1);
+        assert_eq!(v.base_rtt, 9_990);
         let mut rng = Rng::seed_from_u64(1);
         let mut cx = CcContext { now: 0, sk: &mut sk, rng: &mut rng };
         v.cwnd_event(&mut cx, CaEvent::CwndRestart);
-        assert_eq!(v.base_rtt, 10_000, "a restart keeps the given baseRTT");
+        assert_eq!(v.base_rtt, 10_000, "a restart goes back to the pinned baseRTT");
     }
 }
