@@ -241,6 +241,19 @@ def summary(tr: Trace, b: Bounds) -> dict[str, Any]:
     }
 
 
+def verdict_table(rows: list[dict], t0: float) -> "pd.DataFrame":
+    """A study's table: verdicts as words (True/False, blank where not judged, also in the
+    CSV) and the wall time since ``t0`` (``time.perf_counter``) in ``attrs``."""
+    import time
+
+    import pandas as pd
+
+    table = pd.DataFrame(rows)
+    table["agrees"] = [str(bool(v)) if isinstance(v, (bool, np.bool_)) else v for v in table["agrees"]]
+    table.attrs["wall_s"] = time.perf_counter() - t0
+    return table
+
+
 def fmt_range(lo: float, hi: float, nd: int = 2) -> str:
     return f"{lo:.{nd}f}-{hi:.{nd}f}" if (lo != round(lo) or hi != round(hi)) else f"{lo:.0f}-{hi:.0f}"
 

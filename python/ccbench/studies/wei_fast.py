@@ -207,10 +207,7 @@ def run(full: bool = False, out: Optional[FsPath] = None,
         note="same path, alpha = 20; Vegas moves one packet per two rounds")
     if progress:
         progress(total, total)
-    table = pd.DataFrame(rows)
-    # Verdicts as words (True/False, blank where not judged), also in the CSV.
-    table["agrees"] = [str(bool(v)) if isinstance(v, (bool, np.bool_)) else v for v in table["agrees"]]
-    table.attrs["wall_s"] = time.perf_counter() - t0
+    table = R.verdict_table(rows, t0)
     if out is not None:
         out = FsPath(out)
         out.mkdir(parents=True, exist_ok=True)

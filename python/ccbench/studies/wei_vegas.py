@@ -357,10 +357,7 @@ def run(full: bool = False, out: Optional[FsPath] = None,
                  "thesis": "Thm 2.1.5", "bound": f"({b1.flow[0]:.2f}, {b1.flow[1]:.2f}); ({b1.queue[0]:.0f}, "
                  f"{b1.queue[1]:.0f})", "in_bound": min(pm["frac_w"], pm["frac_q"]),
                  "agrees": pm["frac_w"] == 1.0 and pm["frac_q"] == 1.0, "note": "the model itself, second half"})
-    table = pd.DataFrame(rows)
-    # Verdicts as words (True/False, blank where not judged), also in the CSV.
-    table["agrees"] = [str(bool(v)) if isinstance(v, (bool, np.bool_)) else v for v in table["agrees"]]
-    table.attrs["wall_s"] = time.perf_counter() - t0
+    table = R.verdict_table(rows, t0)
     if out is not None:
         out = FsPath(out)
         out.mkdir(parents=True, exist_ok=True)
