@@ -7,7 +7,7 @@ A dumbbell with a ``rate`` bottleneck both ways, one-way delay ``rtt/2`` each wa
 lossless (a drop-tail buffer of a million packets: the model's infinite buffer), access
 links 10x the bottleneck without delay. Packets are 1000 bytes on the wire (the captions'
 "1000 bytes per packet": MSS 948 + 52 B headers), one ACK per packet (delayed ACK off: the
-model's assumption, §2.1.2 footnote 2), socket buffers of 4 BDPs.
+model's assumption, §2.1.2 footnote 2), socket buffers of 4 BDPs from the start.
 
 ``c`` is the capacity in packets/s and ``d`` the round-trip propagation delay as §2.1.1
 defines it: it includes the data packet's own transmission time at the bottleneck (and,
@@ -103,14 +103,16 @@ def scenario_dict(path: Path, groups: list[Group], duration_s: float) -> dict[st
     (``init_ssthresh`` = 2, the route metric): the thesis's model starts there (§2.1.4
     footnote 4), and from slow start's overshoot Vegas walks back one packet per round
     (2.6.16: per two rounds), thousands of rounds at 800 Mbit/s."""
-    # Socket buffers of 4 BDPs (the thesis's testbed used 2 BDPs, note §7 item 15): Linux's
-    # default 4 MB would cap a lone flow's window below the 20 000-packet BDP of 800 Mbit/s x
-    # 200 ms, and Vegas, seeing no queue, would then grow cwnd without bound.
+    # Socket buffers of 4 BDPs from the start (the thesis's testbed used 2 BDPs, note §7
+    # item 15; the receiver offers 160/256 of its buffer): Linux's default 4 MB would cap a
+    # lone flow's window below the 20 000-packet BDP of 800 Mbit/s x 200 ms (Vegas, seeing
+    # no queue, then grows cwnd without bound), and the receive window's autotuning ramp
+    # would hold back the initial windows the flows start with.
     buf = f"{max(4 * path.rate_bps * path.rtt_s / 8, 4e6):.0f}B"
     flows = []
     for name, n, cc, w0 in groups:
         tr = {"kind": "tcp", "cc": cc, "delayed_ack": False, "mss": PKT_BYTES - HEADER_BYTES,
-              "header": f"{HEADER_BYTES}B", "sndbuf": buf, "rcvbuf": buf}
+              "header": f"{HEADER_BYTES}B", "sndbuf": buf, "rcvbuf": buf, "rcvbuf_initial": buf}
         if w0 is not None:
             tr.update(init_cwnd=int(w0), init_ssthresh=2)
         flows.append({"name": name, "count": n, "app": {"kind": "bulk"}, "transport": tr})
