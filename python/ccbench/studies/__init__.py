@@ -18,6 +18,7 @@ STUDIES = {
     "brosh-split": "ccbench.studies.brosh_split",
     "brosh-model": "ccbench.studies.brosh_model",
     "luebben-fig9": "ccbench.studies.luebben_fig9",
+    "luebben": "ccbench.studies.luebben",
     "stewart": "ccbench.studies.stewart",
     "weigle": "ccbench.studies.weigle",
 }

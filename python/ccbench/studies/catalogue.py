@@ -108,19 +108,33 @@ PAPERS: tuple[Paper, ...] = (
     ),
     Paper(
         "luebben", "Lübben, Fidler, A Benchmark for the Performance of Time-varying Closed-loop Flow Control "
-        "with Application to TCP (2016)", "000", "luebben-fidler-service-curve-benchmark.md", ("luebben-fig9",),
+        "with Application to TCP (2016)", "000", "luebben-fidler-service-curve-benchmark.md", ("luebben", "luebben-fig9"),
         (
             Item("Fig. 2", "delay components at 1 and 9 Mbit/s: loss peaks ~100 ms, stack delays of seconds at 9 Mbit/s",
-                 NY, "no study (luebben-fig9 decomposes the 5 Mbit/s case)"),
-            Item("Figs 4-6", "static window: 5 / 10 Mbit/s, 50 ms; adaptive window: 4100 vs 4143 pkt/s; bounds "
-                 "follow quantiles", NY, "no study; `ccbench estimate` computes these service curves"),
-            Item("Fig. 8", "NewReno attainable rate: starts at 30 ms, 9 Mbit/s long-term", NY, "no study"),
+                 None, "study luebben", "luebben", "claims:2"),
+            Item("Fig. 4", "static window: 5 / 10 Mbit/s long-term, 50 ms latency; estimate = convex minorant / exact",
+                 None, "study luebben (exact packet model)", "luebben", "claims:4"),
+            Item("Fig. 5", "adaptive (ECN-AIMD) window: 4100 pkt/s (r_acc 100) vs theory 4143, 4000 (r_acc 800); "
+                 "convergence 4 decades slower than w = 41", None, "study luebben (r_acc 100 with --full)", "luebben",
+                 "claims:5a|5b"),
+            Item("Fig. 6", "per-packet delay bounds (eps = 5e-4) follow the quantiles of 150 000 repetitions", None,
+                 "study luebben, synthetic H.264-like video in place of the paper's trace", "luebben", "claims:6"),
+            Item("Fig. 8", "NewReno attainable rate: starts at 30 ms, 9 Mbit/s long-term", None, "study luebben",
+                 "luebben", "claims:8"),
             Item("Fig. 9", "5 Mbit/s probe: network delay 18-30 ms, sender-stack delay > 10x, P(stack) ~ 0.3",
                  None, "study luebben-fig9", "luebben-fig9", "luebben-fig9"),
-            Item("Fig. 10", "P(sender-stack buffering) vs utilisation; periodic model: none below 2/3", NY, "no study"),
-            Item("Figs 12-17", "benchmark: utilisation, buffer (21 pkt -> 8 Mbit/s), AQM (RED min_th 5 -> 8 Mbit/s), "
-                 "CC (Scalable best), video bound (~50 % lower)", NY,
-                 "no study; the estimator and scenarios exist (`ccbench estimate`)"),
+            Item("Figs 10-11", "P(sender-stack buffering) vs utilisation; periodic model: none below 2/3; Bernoulli "
+                 "cwnd below need for hundreds of ms", None, "study luebben", "luebben", "claims:10|11"),
+            Item("Fig. 12", "e2e CCDFs 1-9 Mbit/s: bend at ~30 ms, seconds at high rates", None, "study luebben",
+                 "luebben", "claims:12"),
+            Item("Figs 13-14", "buffer: 21 pkt -> 8 Mbit/s, others 9; smaller converge faster; e2e tail and CWND "
+                 "autocorrelation grow with the buffer", None, "study luebben", "luebben", "claims:13|14a|14b"),
+            Item("Fig. 15", "AQM: RED-20, CoDel, drop-tail 9 Mbit/s, RED-5 8; RED > CoDel > drop-tail; Bernoulli ~ "
+                 "RED; periodic ~2x", None, "study luebben", "luebben", "claims:15a|15b|15d"),
+            Item("Fig. 16", "CC: all 9 Mbit/s; Scalable best, lowest CWND autocorrelation", None, "study luebben",
+                 "luebben", "claims:16a|16b"),
+            Item("Fig. 17", "video delay bounds: periodic ~ constant rate; Scalable much better; ~50 % reduction",
+                 None, "study luebben, synthetic 4 Mbit/s H.264-like video", "luebben", "claims:17"),
         ),
     ),
     Paper(

@@ -47,6 +47,7 @@ TABLES: dict[str, tuple[str, list[str] | None]] = {
     "wei-probe": ("wei_probe.csv", ["backend", "queue", "losses", "n_losses", "within_1pct", "poisson_1pct",
                                     "within_1rtt", "poisson_1rtt", "paper_planetlab_1pct", "paper_planetlab_1rtt",
                                     "runs", "note"]),
+    "luebben": ("luebben.csv", ["item", "quantity", "setting", "ours", "paper", "unit", "agrees", "note"]),
     "stewart": ("stewart.csv", ["fig", "quantity", "setting", "ours", "ci95", "paper", "diff", "unit", "agrees", "note"]),
     "wei-vegas": ("wei_vegas.csv", ["fig", "quantity", "decision", "setting", "ours", "thesis", "bound", "in_bound",
                                     "agrees"]),

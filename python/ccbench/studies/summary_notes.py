@@ -10,6 +10,7 @@ import pandas as pd
 
 from .brosh_droptail_notes import note as brosh_tables
 from .wei_ch2_notes import note as wei_ch2
+from .luebben_notes import note as luebben
 from .wei_ch3_notes import note as wei
 
 
@@ -98,4 +99,4 @@ def weigle(results: Path) -> str:
 
 
 NOTES = {"stewart": stewart, "weigle": weigle, "wei": lambda results: wei(results) + wei_ch2(results),
-         "brosh": brosh_tables}
+         "brosh": brosh_tables, "luebben": luebben}
