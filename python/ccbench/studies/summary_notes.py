@@ -9,8 +9,8 @@ from pathlib import Path
 import pandas as pd
 
 from .brosh_droptail_notes import note as brosh_tables
-from .wei_ch2_notes import note as wei_ch2
 from .luebben_notes import note as luebben
+from .wei_ch2_notes import note as wei_ch2
 from .wei_ch3_notes import note as wei
 
 
