@@ -314,7 +314,11 @@ def plot_case(case: Case, traces: dict[str, R.Trace], models: dict[str, tuple], 
     ax[0][0].set_ylabel("mean cwnd [pkts]" if case.n > 1 else "cwnd [pkts]")
     ax[1][0].set_ylabel("bottleneck backlog [pkts]")
     lo = b.total[0] / case.n
-    ax[0][0].set_ylim(0, 1.5 * (b.total[1] / case.n))
+    if case.slow_start:
+        ax[0][0].set_ylim(0, 1.5 * (b.total[1] / case.n))
+    else:  # from 10-50 packets below the equilibrium: show the walk up
+        w0 = min(float(tr.total[0]) / case.n for tr in traces.values())
+        ax[0][0].set_ylim(w0 - 10, b.total[1] / case.n + 10)
     ax[1][0].set_ylim(0, max(3 * b.queue[1], 10))
     for a in ax[1]:
         a.set_xlabel("time [s]")
