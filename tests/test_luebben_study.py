@@ -123,6 +123,14 @@ def test_video_source_rate_and_gop():
     assert means["I"] > means["P"] > means["B"]
 
 
+def test_static_alpha_is_the_latency_rate_minorant():
+    t = np.logspace(-3, 2, 500)
+    a = M.static_alpha(t, 41, 0.005, 1.0)
+    assert a[t < 0.005].max() == 0.0
+    assert a[-1] == pytest.approx(4100, rel=0.01)
+    assert np.all(np.diff(a) >= -1e-6)  # a latency-rate curve's S(t)/t never falls
+
+
 def test_convergence_time_and_autocorrelation_helpers():
     est = estimate_service_curve([1e6, 2e6], [0.01, 0.1], 0.05)
     t90 = M.convergence_time(est)

@@ -38,14 +38,16 @@ def convergence_time(est, fraction: float = 0.9) -> float:
 
 
 def static_alpha(t, w_pkts: float, t_s: float, pkt_bits: float) -> np.ndarray:
-    """``α(t)`` of the static window with no capacity limit (Sec. III-A, C → ∞): the
-    service is ``n · w`` after ``(2n - 1) T``; its convex minorant ``(w/RTT)[t - T]^+``
-    is what the estimator can recover."""
-    from ccbench.models.luebben import static_window_service_curve_bits
+    """``α(t)`` of the static window with no capacity limit (Sec. III-A, C → ∞) as the
+    estimator sees it: the service is ``n · w`` after ``(2n - 1) T``, and its largest convex
+    minorant (≈ ``(w/RTT)[t - T]^+``, the curve Eq. 7 recovers, Fig. 4) over ``t`` (an
+    increasing grid) divided by ``t``."""
+    from ccbench.models.luebben import largest_convex_minorant, static_window_service_curve_bits
 
     t = np.asarray(t, dtype=float)
     # C = 1e15 bit/s stands for "no capacity limit" (the model wants a finite C)
-    return static_window_service_curve_bits(t, capacity_bps=1e15, one_way_delay_s=t_s, window_bits=w_pkts * pkt_bits) / t
+    s = static_window_service_curve_bits(t, capacity_bps=1e15, one_way_delay_s=t_s, window_bits=w_pkts * pkt_bits)
+    return largest_convex_minorant(t, s) / t
 
 
 def autocorrelation(x, max_lag: int) -> np.ndarray:

@@ -64,7 +64,7 @@ def write_all(data: dict, out: Path) -> None:
     tt = np.logspace(-3, 3, 400)
     for racc, e in sorted(data["fig5"].items()):
         ax.plot(tt, e.alpha(tt) / PKT, label=f"ECN-AIMD estimate, r_acc = {racc} pkt/s")
-    ax.plot(tt, M.static_alpha(tt, 41, 0.005, 1.0), ls=":", label="static window w = 41 (analytic)")
+    ax.plot(tt, M.static_alpha(tt, 41, 0.005, 1.0), ls=":", label="static window w = 41 (analytic, convex minorant)")
     ax.axhline(4100, color="grey", lw=0.7, ls=":")
     ax.set_xscale("log")
     ax.set_xlabel("time scale t (s)")
