@@ -115,7 +115,7 @@ PAPERS: tuple[Paper, ...] = (
             Item("Fig. 4", "static window: 5 / 10 Mbit/s long-term, 50 ms latency; estimate = convex minorant / exact",
                  None, "study luebben (exact packet model)", "luebben", "claims:4"),
             Item("Fig. 5", "adaptive (ECN-AIMD) window: 4100 pkt/s (r_acc 100) vs theory 4143, 4000 (r_acc 800); "
-                 "convergence 4 decades slower than w = 41", None, "study luebben (r_acc 100 with --full)", "luebben",
+                 "convergence 4 decades slower than w = 41", None, "study luebben", "luebben",
                  "claims:5a|5b"),
             Item("Fig. 6", "per-packet delay bounds (eps = 5e-4) follow the quantiles of 150 000 repetitions", None,
                  "study luebben, synthetic H.264-like video in place of the paper's trace", "luebben", "claims:6"),
