@@ -58,7 +58,7 @@ def test_table3_loss_and_delay_grow_with_web_flows(table3, queue):
 
 @pytest.fixture(scope="module")
 def split_table():
-    from ccbench.studies import brosh_split as bs
+    from ccbench.studies import brosh_split_random as bs
 
     summ, per = bs.table(bs.REQUIRED, measure_s=300.0, seeds=(1, 2, 3, 4, 5))
     with pd.option_context("display.width", 200, "display.max_columns", 20):

@@ -1,68 +1,42 @@
-"""Brosh et al., delay-reduction schemes (note §4.6, §5): split-N and parallel
-connections for a 573 kbit/s live video over TCP at 1 % random loss and 100 ms RTT.
+"""Brosh et al. §7, delay-reduction schemes (Figs 25-28; note §4.6, §5): split-N and
+parallel connections ("blind" round-robin, "intelligent" least-backlog) for live video.
 
-Scenario
---------
-* Dumbbell, bottleneck 100 Mbit/s both ways (the random-drop testbed's rate is not
-  given; NIST Net on a LAN, so the link is far from the bottleneck: no queueing), one-way
-  delay 50 ms each way (RTT 100 ms), drop-tail 1000 packets (never fills).
-* Loss: Bernoulli p = 0.01 on every packet of the data direction (the down link); the
-  ACK direction is lossless. The paper's NIST Net "drops packets uniformly at random";
-  the direction is unstated (note §6 item 10), we drop data only so that p is the
-  segment loss rate of the model.
-* One video flow: preset ``live-video`` (1448 B every 20 ms = 573 kbit/s, one MSS per
-  message), TCP ``reno`` (NewReno with SACK), ``nagle = false``, ``init_cwnd = 4``,
-  ``slow_start_after_idle = false``, ``recovery = "rate-halving"`` (Linux 2.6 era), the
-  rest Linux defaults (delayed ACKs, TLP, 200 ms minimum RTO, 4 MB / 6 MB buffers).
-* Variants (flow keys of the scenario):
+Three experiments, one command (``ccbench reproduce brosh-split``):
 
-  - ``single``: one connection;
-  - ``split-2``: ``split = 2``, each message written as two 724-byte writes back to back
-    (paper §7: same bytes/s, twice the packets, no pacing of the halves); also
-    ``split-4`` for the paper's "diminishing gains";
-  - ``par-5-rr``: ``connections = 5``, ``scheduler = "round-robin"`` (paper's "blind");
-  - ``par-5-lb``: ``connections = 5``, ``scheduler = "least-backlog"`` (paper's
-    "intelligent": the connection with the least unsent + unacknowledged data that is
-    not in RTO recovery); also ``par-2-lb`` and ``par-10-lb``.
+1. **The drop-tail testbed, as the paper ran it** (Figs 26a/b, 28a/b):
+   :mod:`ccbench.studies.brosh_split_testbed` (5 video flows using the scheme, 5 FTP,
+   N web flows, 30 Mbit/s, 100 000 B drop-tail, 100 ms RTT; the in-order merge
+   assumption and the three receiver readings are documented there). Two sweeps:
 
-  With several connections the simulator's receiver merges by message number: message
-  i is delivered when it and every earlier message have been delivered in order on
-  their connections (paper §5: "the receiver must merge the streams by RTP sequence
-  number"; how the paper measured across connections is not stated).
+   - ``as-configured``: the paper's web-flow counts with the cross traffic as
+     :mod:`ccbench.studies.brosh_droptail` models it (TCP reno). The single video
+     connection sees 0.3-0.5 % loss and a 95th percentile of 0.10-0.13 s, far below
+     Table 4's 1.25-3.2 % and 0.46-6.0 s (byte queue): a much lighter load.
+   - ``calibrated``: the cross traffic with the congestion control of the paper's
+     kernels (BIC, the Linux default from 2.6.8 to 2.6.18) and web-flow counts chosen
+     so that the single connection's loss and 95th percentile span Table 4's range
+     (0 / 150 / 200 / 225 / 250 web flows: about 1.1 / 0.8 / 1.4 / 2 / 2.9 % loss,
+     0.28 / 0.27 / 0.6 / 1 / 2.3 s). Our tg-like web flows are persistent connections,
+     so their count is not the paper's; the load is what is matched.
 
-Metric
-------
-``p95_s``: 95th percentile (Brosh's α-percentile, ``method = "inverted_cdf"``) of the
-per-message delay ``t_deliver - t_write`` of the messages written in
-``[warmup, warmup + measure]`` (a message never delivered counts as infinitely late),
-per seed, then the mean over seeds. ``reduction_pct = 100 * (1 - p95 / p95_single)``
-(positive = the scheme lowers the 95th percentile), computed from the seed means.
-``p95_nohol_s``: the same percentile of ``t_arrive - t_write`` (no head-of-line
-blocking at all: what a receiver that reads out of order, e.g. TCP-RC, would see); the
-paper's blind/intelligent numbers lie between the two if it did not merge strictly.
+2. **The model's random-drop bound** (Figs 25, 27): :mod:`ccbench.studies.brosh_split_model`.
+3. **One video flow at 1 % random loss** (the conditions of the model curves, in the
+   simulator): :mod:`ccbench.studies.brosh_split_random`.
 
-Mechanisms to keep in mind when reading the table: with 5 connections each carries
-about one message per RTT, so a lost message is never followed by three duplicate ACKs
-on its connection; it is repaired by the tail-loss probe (Linux: PTO = 2 SRTT + 2 ms
-with two or more segments in flight, 2 SRTT + 200 ms with exactly one, capped by the
-RTO) or by the RTO, and the in-order merge holds every later message meanwhile. The
-least-backlog scheduler prefers idle connections, so its messages usually leave as
-their connection's only segment in flight (the slow PTO case), and a connection with a
-lost segment gets no new data that could trigger SACK-based recovery. A single
-connection repairs a loss by fast retransmit about one RTT after it, but builds a send
-backlog after each window halving (the delay Brosh's model describes).
+Why the schemes rank as they do, hypothesis by hypothesis, is in
+:mod:`ccbench.studies.brosh_split_notes` (``docs/REPRODUCTIONS.md``).
 
-Paper numbers (note §4.6; there is no exact table, only text): split-2 reduces the 95th
-percentile by 60 % on average in the model with random drops (Fig. 25, "an upper
-bound"), by up to 30 % in drop-tail experiments (Fig. 26a); 5 blind parallel
-connections by 60 % (model, random drops, Fig. 27) and by 90 % in drop-tail experiments
-(Fig. 28a); the intelligent scheme outperforms blind. The ``paper_*`` columns carry
-these numbers with their source; they are not the same experiment as ours (random loss
-at 1 %), so compare the sign and the order of magnitude.
+Sizes: reduced (default) 120 s of video per run, seeds 1-2, web flows (0, 50, 100) /
+(0, 200, 250); ``full=True``: 300 s (the paper's 5 minutes), seeds 1-5 (its 5 runs),
+web flows (0, 10, 25, 50, 100) / (0, 150, 200, 225, 250). The random-loss experiment:
+120 s x 3 seeds / 300 s x 5 seeds.
 
-Sizes: reduced (default) 120 s of video per run, seeds 1..3; ``full=True``: 300 s,
-seeds 1..5 (the paper's 5 minutes and 5 runs of the drop-tail testbed; the random-drop
-testbed used 10 runs).
+Files in ``out``: ``brosh_split.csv`` (testbed summary, both sweeps),
+``brosh_split_seeds.csv``, ``brosh_split_checks.csv`` (the paper's qualitative claims,
+ours against them), ``brosh_split_model.csv``, ``brosh_split_random.csv`` (+ ``_seeds``),
+figures ``brosh_split.png`` (95th-percentile reduction per scheme), ``brosh_split_cdf.png``
+(CDFs of the message delay), ``brosh_split_ftp.png`` (background FTP throughput),
+``brosh_split_model.png`` and ``brosh_split_random.png``.
 """
 
 from __future__ import annotations
@@ -72,145 +46,201 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from . import brosh_split_model as model
+from . import brosh_split_random as rnd
+from . import brosh_split_testbed as tb
+
 DESCRIPTION = (
-    "Brosh et al. split-N and parallel connections: 573 kbit/s video over TCP at 1% random loss, "
-    "100 ms RTT; 95th-percentile delay of one connection vs split-2 vs 5 parallel (round-robin, least-backlog)"
+    "Brosh et al. split-N and parallel connections (Figs 25-28): 5 video flows over the 30 Mbit/s drop-tail "
+    "testbed with FTP and web traffic (as configured and calibrated to Table 4's load), the model's random-drop "
+    "bound, and one flow at 1% random loss; merged vs no-HOL delivery"
 )
 
-WARMUP_S = 2.0
-DRAIN_S = 10.0
-LOSS_P = 0.01
-
-VIDEO_TCP = {
-    "kind": "tcp",
-    "cc": "reno",
-    "nagle": False,
-    "sack": True,
-    "init_cwnd": 4,
-    "slow_start_after_idle": False,
-    "recovery": "rate-halving",
+#: sweep -> (scenario options, reduced web flows, full web flows)
+SWEEPS: dict[str, tuple[dict, tuple[int, ...], tuple[int, ...]]] = {
+    "as-configured": ({}, (0, 50, 100), tb.WEB_FLOWS),
+    "calibrated": ({"ftp_cc": "bic"}, (0, 200, 250), (0, 150, 200, 225, 250)),
 }
-
-#: name -> (split, connections, scheduler, paper reduction % model, paper reduction % experiment)
-VARIANTS: dict[str, tuple[int, int, str, float, float]] = {
-    "single": (1, 1, "round-robin", np.nan, np.nan),
-    "split-2": (2, 1, "round-robin", 60.0, 30.0),
-    "split-4": (4, 1, "round-robin", np.nan, np.nan),
-    "par-5-rr": (1, 5, "round-robin", 60.0, 90.0),
-    "par-5-lb": (1, 5, "least-backlog", np.nan, 90.0),
-    "par-2-lb": (1, 2, "least-backlog", np.nan, np.nan),
-    "par-10-lb": (1, 10, "least-backlog", np.nan, np.nan),
-}
-PAPER_SOURCE = {
-    "split-2": "model Fig. 25 (random drops, mean, upper bound) / drop-tail Fig. 26a ('up to')",
-    "par-5-rr": "model Fig. 27 (blind, random drops, mean) / drop-tail Fig. 28a (mean)",
-    "par-5-lb": "drop-tail Fig. 28a: intelligent outperforms blind (90% is the blind mean; Intro: 'up to 90%')",
-}
-REQUIRED = ("single", "split-2", "par-5-rr", "par-5-lb")
+SHOWN = ["sweep", "web_flows", "scheme", "p95_s", "reduction_pct", "reduction_conn_pct", "reduction_nohol_pct",
+         "paper_reduction_pct"]
 
 
-def scenario_dict(variant: str = "single", measure_s: float = 120.0, loss_p: float = LOSS_P) -> dict:
-    split, conns, sched, _, _ = VARIANTS[variant]
-    duration = WARMUP_S + measure_s + DRAIN_S
-    flow = {
-        "name": "video",
-        "transport": dict(VIDEO_TCP),
-        "app": {"kind": "preset", "name": "live-video"},
-        "stop": f"{round((WARMUP_S + measure_s) * 1000)}ms",
-    }
-    if split != 1:
-        flow["split"] = split
-    if conns != 1:
-        flow["connections"] = conns
-        flow["scheduler"] = sched
-    return {
-        "run": {"duration": f"{round(duration * 1000)}ms", "queue_sample": "0s", "state_sample": "0s"},
-        "topology": {
-            "kind": "dumbbell",
-            "bottleneck": {"down": "100Mbit", "up": "100Mbit", "delay": "50ms",
-                           "queue": {"kind": "droptail", "limit": "1000pkt"},
-                           "loss": {"kind": "bernoulli", "p": loss_p}},
-        },
-        "flows": [flow],
-    }
+def sizes(full: bool) -> dict:
+    return {"measure_s": 300.0 if full else 120.0, "seeds": (1, 2, 3, 4, 5) if full else (1, 2),
+            "web": {k: (v[2] if full else v[1]) for k, v in SWEEPS.items()},
+            "random_seeds": (1, 2, 3, 4, 5) if full else (1, 2, 3)}
 
 
-def run_metrics(run) -> dict:
-    p = run.packets
-    p = p[p["t_write"].to_numpy(dtype=float) >= WARMUP_S]
-    tw = p["t_write"].to_numpy(dtype=float)
-    d = p["t_deliver"].to_numpy(dtype=float) - tw
-    d = np.where(np.isfinite(d), d, np.inf)
-    a = p["t_arrive"].to_numpy(dtype=float) - tw
-    a = np.where(np.isfinite(a), a, np.inf)
-    f = run.flows.iloc[0]
-    return {
-        "p95_s": float(np.percentile(d, 95, method="inverted_cdf")),
-        "p50_s": float(np.percentile(d, 50, method="inverted_cdf")),
-        "p95_nohol_s": float(np.percentile(a, 95, method="inverted_cdf")),
-        "loss_pct": 100.0 * float(f["loss_rate"]),
-        "timeouts": int(f["timeouts"]),
-        "messages": int(d.size),
-    }
+def checks(summ: pd.DataFrame) -> pd.DataFrame:
+    """The paper's qualitative claims about Figs 26 and 28, each against our testbed
+    numbers (reductions averaged over the web-flow counts of a sweep, merged delivery
+    unless named)."""
+    rows = []
+    for sweep, g in summ.groupby("sweep", sort=False):
+        m = g.groupby("scheme", sort=False).mean(numeric_only=True)
+        r = m["reduction_pct"]
+        per_n = g.pivot_table(index="web_flows", columns="scheme", values="reduction_pct")
+
+        def add(claim, ours, holds, paper):
+            rows.append({"sweep": sweep, "claim": claim, "ours": ours, "paper": paper, "holds": bool(holds)})
+
+        add("split-2 lowers the 95th percentile at every web-flow count",
+            ", ".join(f"N={n}: {v:+.0f}%" for n, v in per_n["split-2"].items()), (per_n["split-2"] > 0).all(),
+            "Fig. 26a: up to 30 % (none at 100 web flows)")
+        add("split-4 gains no more than split-2 (diminishing or worse)", f"{r['split-4']:.0f}% vs {r['split-2']:.0f}%",
+            r["split-4"] <= r["split-2"] + 5, "Fig. 26a")
+        add("5 blind connections beat split-2", f"{r['par-5-rr']:.0f}% vs {r['split-2']:.0f}%",
+            r["par-5-rr"] > r["split-2"], "90 % vs 30 %")
+        add("5 blind connections lower the 95th percentile by ~90 %", f"{r['par-5-rr']:.0f}% (per connection "
+            f"{m.loc['par-5-rr', 'reduction_conn_pct']:.0f}%, no HOL {m.loc['par-5-rr', 'reduction_nohol_pct']:.0f}%)",
+            abs(r["par-5-rr"] - 90) <= 0.25 * 90, "Fig. 28a: 90 % on average")
+        add("intelligent outperforms blind (5 connections)", f"{r['par-5-lb']:.0f}% vs {r['par-5-rr']:.0f}%",
+            r["par-5-lb"] > r["par-5-rr"], "Fig. 28a")
+        add("no gain beyond 5 connections (blind)", f"{r['par-10-rr']:.0f}% vs {r['par-5-rr']:.0f}%",
+            r["par-10-rr"] <= r["par-5-rr"] + 5, "Fig. 28a: diminishing gains")
+        ftp = m["ftp_change_pct"]
+        add("split-4 costs the FTP flows throughput (~27 %)", f"{ftp['split-4']:+.1f}%", ftp["split-4"] < -13.5,
+            "Fig. 26b: -27 % on average")
+        add("parallel connections leave FTP throughput alone", f"{ftp['par-5-rr']:+.1f}% / {ftp['par-5-lb']:+.1f}%",
+            abs(ftp["par-5-rr"]) < 5 and abs(ftp["par-5-lb"]) < 5, "Fig. 28b: negligible")
+        add("no-HOL <= per-connection HOL <= merged (every row)", "",
+            bool((g["p95_nohol_s"] <= g["p95_s"] + 1e-9).all()
+                 and (g["p95_conn_s"].isna() | (g["p95_conn_s"] <= g["p95_s"] + 1e-9)).all()), "(definition)")
+    return pd.DataFrame(rows)
 
 
-def table(variants=tuple(VARIANTS), measure_s: float = 120.0, seeds=(1, 2, 3), loss_p: float = LOSS_P) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """(summary table, per-seed table)."""
-    import ccbench
-    from ccbench.scenario import Scenario
+def plot_reduction(summ: pd.DataFrame, path: Path) -> None:
+    """Reduction of the 95th percentile per scheme, one panel per sweep, one colour per
+    web-flow count; solid = merged delivery, dotted = no HOL; the paper's numbers as stars."""
+    from ccbench.plots import new_figure
 
-    per = []
-    for v in variants:
-        scn = Scenario.from_dict(scenario_dict(v, measure_s, loss_p))
-        for s in seeds:
-            per.append({"variant": v, "seed": s, **run_metrics(ccbench.simulate(scn, seed=s))})
-    per_df = pd.DataFrame(per)
-    g = per_df.groupby("variant", sort=False)
-    summ = g[["p95_s", "p50_s", "p95_nohol_s", "loss_pct", "timeouts"]].mean()
-    summ["p95_sd"] = g["p95_s"].std(ddof=1) if len(seeds) > 1 else np.nan
-    summ = summ.reset_index()
-    base = float(summ.loc[summ["variant"] == "single", "p95_s"].iloc[0]) if "single" in set(summ["variant"]) else np.nan
-    base_nohol = float(summ.loc[summ["variant"] == "single", "p95_nohol_s"].iloc[0]) if "single" in set(summ["variant"]) else np.nan
-    summ["reduction_pct"] = 100.0 * (1.0 - summ["p95_s"] / base)
-    summ["reduction_nohol_pct"] = 100.0 * (1.0 - summ["p95_nohol_s"] / base_nohol)
-    summ["paper_reduction_model_pct"] = [VARIANTS[v][3] for v in summ["variant"]]
-    summ["paper_reduction_experiment_pct"] = [VARIANTS[v][4] for v in summ["variant"]]
-    summ["paper_source"] = [PAPER_SOURCE.get(v, "") for v in summ["variant"]]
-    summ.insert(1, "seeds", len(seeds))
-    return summ, per_df
+    sweeps = list(dict.fromkeys(summ["sweep"]))
+    fig, axes = new_figure(1, len(sweeps), figsize=(7 * len(sweeps), 4.2), squeeze=False)
+    schemes = [s for s in tb.SCHEMES if s != "single"]
+    x = np.arange(len(schemes))
+    for ax, sw in zip(axes[0], sweeps):
+        g = summ[summ["sweep"] == sw]
+        for i, (n, h) in enumerate(g.groupby("web_flows", sort=False)):
+            h = h.set_index("scheme").reindex(schemes)
+            ax.plot(x, h["reduction_pct"], "o-", color=f"C{i}", label=f"{n} web flows, merged")
+            ax.plot(x, h["reduction_nohol_pct"], ":", color=f"C{i}", alpha=0.7, label=f"{n} web flows, no HOL")
+        paper = [tb.PAPER.get(s, (np.nan, ""))[0] for s in schemes]
+        ax.plot(x, paper, "k*", ms=12, label="paper (Figs 26a, 28a)")
+        ax.axhline(0, color="grey", lw=0.8)
+        ax.set_xticks(x)
+        ax.set_xticklabels(schemes, rotation=30, fontsize=8)
+        ax.set_ylim(max(-100, float(np.nanmin(g["reduction_pct"])) - 5), 100)
+        ax.set_ylabel("reduction of the 95th percentile (%)")
+        ax.set_title(f"drop-tail testbed, {sw}", fontsize=10)
+        ax.grid(alpha=0.3)
+    axes[0][-1].legend(fontsize=7, ncol=2)
+    fig.savefig(path, dpi=120)
 
 
-def plot(summ: pd.DataFrame, path: Path) -> None:
-    from ccbench.plots import new_figure  # no pyplot: the backend stays the user's
+def plot_cdf(cdfs: dict, path: Path) -> None:
+    """CDFs of the message delay per scheme (one panel per sweep at its heaviest load):
+    solid = merged delivery, dashed = no HOL."""
+    from ccbench.plots import new_figure
+
+    fig, axes = new_figure(1, len(cdfs), figsize=(7 * len(cdfs), 4.2), squeeze=False)
+    for ax, (title, per) in zip(axes[0], cdfs.items()):
+        for i, sc in enumerate(s for s in ("single", "split-2", "split-4", "par-5-rr", "par-5-lb", "par-10-rr")
+                                if s in per):
+            d, a = per[sc]
+            for v, ls, lab in ((d, "-", sc), (a, "--", None)):
+                v = np.sort(v[np.isfinite(v)])
+                if v.size:
+                    ax.plot(v, np.arange(1, v.size + 1) / v.size, ls, color=f"C{i}", label=lab, lw=1.2)
+        ax.axhline(0.95, color="grey", lw=0.8)
+        ax.set_xscale("log")
+        ax.set_xlabel("message delay t_deliver - t_write (s); dashed: t_arrive - t_write (no HOL)")
+        ax.set_ylabel("CDF")
+        ax.set_title(title, fontsize=10)
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=7)
+    fig.savefig(path, dpi=120)
+
+
+def plot_ftp(summ: pd.DataFrame, path: Path) -> None:
+    """Goodput change of the 5 FTP flows against the single-connection run (Figs 26b, 28b)."""
+    from ccbench.plots import new_figure
 
     fig, ax = new_figure(figsize=(8, 4))
-    x = np.arange(len(summ))
-    ax.bar(x - 0.2, summ["p95_s"] * 1000, 0.4, yerr=summ["p95_sd"].fillna(0) * 1000, label="95th pct, merged delivery")
-    ax.bar(x + 0.2, summ["p95_nohol_s"] * 1000, 0.4, label="95th pct, no HOL (t_arrive)")
+    schemes = [s for s in tb.SCHEMES if s != "single"]
+    x = np.arange(len(schemes))
+    for i, (sw, g) in enumerate(summ.groupby("sweep", sort=False)):
+        m = g.groupby("scheme").mean(numeric_only=True).reindex(schemes)
+        ax.bar(x + (i - 0.5) * 0.4, m["ftp_change_pct"], 0.4, label=sw)
+    ax.plot([schemes.index("split-4")], [-27], "k*", ms=12, label="paper: split-4 -27 % (Fig. 26b)")
     ax.set_xticks(x)
-    ax.set_xticklabels(summ["variant"])
-    ax.set_ylabel("delay (ms)")
-    ax.set_title("573 kbit/s video over TCP, 1% random loss, 100 ms RTT\n(bar labels: change of the merged 95th percentile vs single)", fontsize=10)
-    for xi, r in zip(x, summ["reduction_pct"]):
-        ax.annotate(f"{-r:+.0f}%" if np.isfinite(r) else "", (xi - 0.2, 0), textcoords="offset points",
-                    xytext=(0, 3), ha="center", fontsize=8, color="white")
+    ax.set_xticklabels(schemes, rotation=30, fontsize=8)
+    ax.set_ylabel("FTP goodput change vs single (%)")
+    ax.axhline(0, color="grey", lw=0.8)
     ax.legend(fontsize=8)
     ax.grid(axis="y", alpha=0.3)
     fig.savefig(path, dpi=120)
 
 
-def run(full: bool = False, out: Path | None = None) -> pd.DataFrame:
-    """Reduced: 120 s per run, seeds 1..3; full: 300 s, seeds 1..5. Writes
-    ``brosh_split.csv``, ``brosh_split_seeds.csv`` and ``brosh_split.png``."""
-    measure_s, seeds = (300.0, (1, 2, 3, 4, 5)) if full else (120.0, (1, 2, 3))
-    summ, per = table(tuple(VARIANTS), measure_s, seeds)
+def plot_model(df: pd.DataFrame, path: Path) -> None:
+    """The model's reduction vs loss rate (Figs 25, 27), video and VoIP."""
+    from ccbench.plots import new_figure
+
+    fig, axes = new_figure(1, 2, figsize=(12, 4))
+    for ax, fl in zip(axes, ("video", "voip")):
+        g = df[(df["flow"] == fl) & (df["scheme"] != "single")]
+        for sc, h in g.groupby("scheme", sort=False):
+            ax.plot(h["loss_pct"], h["reduction_pct"], "o-", label=sc)
+        ax.axhline(0, color="grey", lw=0.8)
+        if fl == "video":
+            ax.axhline(60, color="k", ls="--", lw=0.8, label="paper: split-2 and 5 blind, -60 % on average")
+        ax.set_xscale("log")
+        ax.set_ylim(-100, 100)
+        ax.set_xlabel("random loss rate (%)")
+        ax.set_ylabel("model: reduction of the 95th percentile (%)")
+        ax.set_title(f"model, {fl}, RTT 100 ms (Figs 25, 27)", fontsize=10)
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=7)
+    fig.savefig(path, dpi=120)
+
+
+def run(full: bool = False, out: Path | None = None, progress=None) -> pd.DataFrame:
+    """All three experiments (see the module docstring); returns the testbed table."""
+    sz = sizes(full)
+    schemes = tuple(tb.SCHEMES)
+    n_tb = sum(len(w) for w in sz["web"].values()) * len(schemes) * len(sz["seeds"])
+    n_rnd = len(rnd.VARIANTS) * len(sz["random_seeds"])
+    total = n_tb + n_rnd
+    done = 0
+
+    def tick(k, _n=None):
+        if progress:
+            progress(done + k, total)
+
+    summs, pers, cdfs = [], [], {}
+    for sw, (opts, _, _) in SWEEPS.items():
+        web = sz["web"][sw]
+        s, p, c = tb.table(schemes, web, sz["measure_s"], sz["seeds"], progress=tick, cdf_web=web[-1], **opts)
+        s.insert(0, "sweep", sw)
+        p.insert(0, "sweep", sw)
+        summs.append(s)
+        pers.append(p)
+        cdfs[f"{sw}, {web[-1]} web flows (seed {sz['seeds'][0]})"] = c
+        done += len(p)
+    summ, per = pd.concat(summs, ignore_index=True), pd.concat(pers, ignore_index=True)
+    r_summ, r_per = rnd.table(tuple(rnd.VARIANTS), sz["measure_s"], sz["random_seeds"], progress=tick)
+    mdl = model.table()
     if out is not None:
         out = Path(out)
         out.mkdir(parents=True, exist_ok=True)
         summ.to_csv(out / "brosh_split.csv", index=False)
         per.to_csv(out / "brosh_split_seeds.csv", index=False)
-        plot(summ, out / "brosh_split.png")
-    # The returned (printed) table; the CSV also has p50, loss, timeouts, sd and sources.
-    cols = ["variant", "p95_s", "reduction_pct", "p95_nohol_s", "reduction_nohol_pct",
-            "paper_reduction_model_pct", "paper_reduction_experiment_pct"]
-    return summ[cols]
+        checks(summ).to_csv(out / "brosh_split_checks.csv", index=False)
+        mdl.to_csv(out / "brosh_split_model.csv", index=False)
+        r_summ.to_csv(out / "brosh_split_random.csv", index=False)
+        r_per.to_csv(out / "brosh_split_random_seeds.csv", index=False)
+        plot_reduction(summ, out / "brosh_split.png")
+        plot_cdf(cdfs, out / "brosh_split_cdf.png")
+        plot_ftp(summ, out / "brosh_split_ftp.png")
+        plot_model(mdl, out / "brosh_split_model.png")
+        rnd.plot(r_summ, out / "brosh_split_random.png")
+    return summ[SHOWN]

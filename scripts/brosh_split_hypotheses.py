@@ -1,0 +1,77 @@
+"""Reruns the hypothesis rows of the Brosh split/parallel analysis
+(:mod:`ccbench.studies.brosh_split_notes`): the drop-tail testbed of
+:mod:`ccbench.studies.brosh_split_testbed` with one change per row.
+
+    PYTHONPATH=python python scripts/brosh_split_hypotheses.py [ROW ...] [--seeds 1,2,3] [--measure 120]
+
+Prints one markdown row per hypothesis: the single connection's video loss, RTT and
+95th percentile, and the reduction of the 95th percentile (merged delivery) by each
+scheme, averaged over the web-flow counts; par-5-rr also with per-connection HOL only
+and without HOL.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+import numpy as np
+
+from ccbench.studies import brosh_split_testbed as t
+
+SCHEMES = ("single", "split-2", "split-4", "par-5-rr", "par-5-lb", "par-10-rr", "par-10-lb")
+WEB = (0, 50, 100)
+NO_TLP = {"tlp": False, "frto": False}
+#: row -> (hypothesis, change, scenario_dict options, web-flow counts)
+ROWS: dict[str, tuple[str, str, dict, tuple[int, ...]]] = {
+    "baseline": ("(baseline)", "study as is: reno FTP, 100000 B", {}, WEB),
+    "no-delack": ("delayed ACKs stretch each connection's RTT", "video `delayed_ack = false`",
+                  {"video_tcp": {"delayed_ack": False}}, WEB),
+    "no-tlp": ("2.6-era loss recovery (no TLP, no F-RTO)", "video `tlp = false, frto = false`",
+               {"video_tcp": NO_TLP}, WEB),
+    "ftp-bic": ("2.6.9/2.6.17 default congestion control (BIC) for FTP and web", "FTP, web `cc = \"bic\"`",
+                {"ftp_cc": "bic"}, WEB),
+    "ftp-bic-no-tlp": ("both 2.6-era changes", "BIC cross traffic, video no TLP/F-RTO",
+                       {"ftp_cc": "bic", "video_tcp": NO_TLP}, WEB),
+    "ftp-bic-no-delack": ("BIC cross traffic and no delayed ACKs", "as named",
+                          {"ftp_cc": "bic", "video_tcp": {"delayed_ack": False}}, WEB),
+    "queue-20k": ("Table 4's RTT of 0.101 s: a small effective queue", "limit 20000 B",
+                  {"queue": "20000B"}, WEB),
+    "web-200-400": ("heavier congestion (Table 4's loss of 1.3-3.2 %)", "200 and 400 web flows, BIC cross traffic",
+                    {"ftp_cc": "bic"}, (200, 400)),
+}
+
+
+def measure(row: str, seeds=(1, 2, 3), measure_s: float = 120.0) -> dict:
+    _, _, opts, web = ROWS[row]
+    s, _, _ = t.table(SCHEMES, web, measure_s, seeds, **opts)
+    m = s.groupby("scheme", sort=False).mean(numeric_only=True)
+    out = {"loss_pct": m.loc["single", "loss_pct"], "rtt_s": m.loc["single", "rtt_s"],
+           "p95_single_s": m.loc["single", "p95_s"]}
+    for sc in SCHEMES[1:]:
+        out[sc] = m.loc[sc, "reduction_pct"]
+    out["par-5-rr conn"] = m.loc["par-5-rr", "reduction_conn_pct"]
+    out["par-5-rr nohol"] = m.loc["par-5-rr", "reduction_nohol_pct"]
+    out["to par-5-lb"] = m.loc["par-5-lb", "timeouts"]
+    out["to par-10-lb"] = m.loc["par-10-lb", "timeouts"]
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("rows", nargs="*", default=list(ROWS))
+    ap.add_argument("--seeds", default="1,2,3")
+    ap.add_argument("--measure", type=float, default=120.0)
+    a = ap.parse_args()
+    seeds = tuple(int(x) for x in a.seeds.split(","))
+    cols = None
+    for r in a.rows:
+        res = measure(r, seeds, a.measure)
+        if cols is None:
+            cols = list(res)
+            print("| row | " + " | ".join(cols) + " |\n|" + "---|" * (len(cols) + 1))
+        print(f"| `{r}` | " + " | ".join(f"{res[c]:.3g}" if np.isfinite(res[c]) else "-" for c in cols) + " |",
+              flush=True)
+
+
+if __name__ == "__main__":
+    main()
