@@ -20,24 +20,31 @@ from ccbench.studies import brosh_split_testbed as t
 
 SCHEMES = ("single", "split-2", "split-4", "par-5-rr", "par-5-lb", "par-10-rr", "par-10-lb")
 WEB = (0, 50, 100)
+CAL = (0, 200, 250)
 NO_TLP = {"tlp": False, "frto": False}
 #: row -> (hypothesis, change, scenario_dict options, web-flow counts)
 ROWS: dict[str, tuple[str, str, dict, tuple[int, ...]]] = {
-    "baseline": ("(baseline)", "study as is: reno FTP, 100000 B", {}, WEB),
+    "baseline": ("(as configured)", "reno cross traffic, 100000 B, web 0/50/100", {}, WEB),
     "no-delack": ("delayed ACKs stretch each connection's RTT", "video `delayed_ack = false`",
                   {"video_tcp": {"delayed_ack": False}}, WEB),
     "no-tlp": ("2.6-era loss recovery (no TLP, no F-RTO)", "video `tlp = false, frto = false`",
                {"video_tcp": NO_TLP}, WEB),
-    "ftp-bic": ("2.6.9/2.6.17 default congestion control (BIC) for FTP and web", "FTP, web `cc = \"bic\"`",
-                {"ftp_cc": "bic"}, WEB),
-    "ftp-bic-no-tlp": ("both 2.6-era changes", "BIC cross traffic, video no TLP/F-RTO",
-                       {"ftp_cc": "bic", "video_tcp": NO_TLP}, WEB),
-    "ftp-bic-no-delack": ("BIC cross traffic and no delayed ACKs", "as named",
-                          {"ftp_cc": "bic", "video_tcp": {"delayed_ack": False}}, WEB),
     "queue-20k": ("Table 4's RTT of 0.101 s: a small effective queue", "limit 20000 B",
                   {"queue": "20000B"}, WEB),
-    "web-200-400": ("heavier congestion (Table 4's loss of 1.3-3.2 %)", "200 and 400 web flows, BIC cross traffic",
-                    {"ftp_cc": "bic"}, (200, 400)),
+    "packet-queue": ("a packet-limited queue (split pieces take slots)", "limit 100 pkt",
+                     {"queue": "100pkt"}, WEB),
+    "ftp-bic": ("2.6.9/2.6.17 default congestion control (BIC) for FTP and web", "FTP, web `cc = \"bic\"`",
+                {"ftp_cc": "bic"}, WEB),
+    "calibrated": ("load of Table 4 (loss 1.1-2.9 %, p95 0.3-2.3 s)", "BIC cross traffic, web 0/200/250",
+                   {"ftp_cc": "bic"}, CAL),
+    "cal-no-tlp": ("2.6-era loss recovery at Table 4's load", "calibrated + video no TLP/F-RTO",
+                   {"ftp_cc": "bic", "video_tcp": NO_TLP}, CAL),
+    "cal-no-delack": ("delayed ACKs at Table 4's load", "calibrated + video `delayed_ack = false`",
+                      {"ftp_cc": "bic", "video_tcp": {"delayed_ack": False}}, CAL),
+    "cal-video-bic": ("the video connections on the kernel default (BIC) too", "calibrated + video `cc = \"bic\"`",
+                      {"ftp_cc": "bic", "video_tcp": {"cc": "bic"}}, CAL),
+    "cal-packet-queue": ("a packet-limited queue at Table 4's load", "calibrated + limit 100 pkt",
+                         {"ftp_cc": "bic", "queue": "100pkt"}, CAL),
 }
 
 
@@ -51,6 +58,7 @@ def measure(row: str, seeds=(1, 2, 3), measure_s: float = 120.0) -> dict:
         out[sc] = m.loc[sc, "reduction_pct"]
     out["par-5-rr conn"] = m.loc["par-5-rr", "reduction_conn_pct"]
     out["par-5-rr nohol"] = m.loc["par-5-rr", "reduction_nohol_pct"]
+    out["ftp split-4"] = m.loc["split-4", "ftp_change_pct"]
     out["to par-5-lb"] = m.loc["par-5-lb", "timeouts"]
     out["to par-10-lb"] = m.loc["par-10-lb", "timeouts"]
     return out

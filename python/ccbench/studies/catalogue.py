@@ -101,9 +101,10 @@ PAPERS: tuple[Paper, ...] = (
                  "playout (<= 5 % late at L + 1.5 RTT + 60 ms)", None,
                  "study brosh-model (Fig. 21's byte-vs-packet queue claim is checked in the Table 5 row)", "brosh-model",
                  "brosh-model:figs17-24"),
-            Item("Figs 25-28", "split-2 -30 % (drop-tail video), split-4 -27 % FTP throughput; 5 parallel "
-                 "connections -90 % 95th percentile", None, "study brosh-split (random loss 1 %, 100 ms)",
-                 "brosh-split", "brosh-split"),
+            Item("Figs 25-28", "model, random drops: split-2 and 5 blind connections -60 % (video); drop-tail testbed: "
+                 "split-2 up to -30 %, split-4 -27 % FTP throughput, 5 blind connections -90 %, intelligent better",
+                 None, "study brosh-split: 5 video flows on the 30 Mbit/s drop-tail testbed (as configured, and at "
+                 "Table 4's load), the model's bound, one flow at 1 % random loss", "brosh-split", "brosh-split"),
         ),
     ),
     Paper(

@@ -29,7 +29,7 @@ PAIRS: dict[str, list[tuple[str, str]]] = {
     "wei-sync": [("sync", "paper")],
     "brosh-droptail": [(m, f"{m}_paper") for m in ("loss_pct", "rtt_s", "jitter_s", "p95_s")],
     "brosh-video": [(m, f"{m}_paper") for m in ("loss_pct", "rtt_s", "jitter_s", "p95_s")],
-    "brosh-split": [("reduction_pct", "paper_reduction_model_pct"), ("reduction_pct", "paper_reduction_experiment_pct")],
+    "brosh-split": [("reduction_pct", "paper_reduction_pct")],
     "luebben-fig9": [("ours", "paper")],
 }
 
@@ -40,7 +40,9 @@ TABLES: dict[str, tuple[str, list[str] | None]] = {
                                               "jitter_s", "jitter_s_paper", "p95_s", "p95_s_paper", "p95_sd_runs_s", "sigma_d_s"]),
     "brosh-video": ("brosh_video.csv", ["queue", "web_flows", "loss_pct", "loss_pct_paper", "rtt_s", "rtt_s_paper",
                                         "jitter_s", "jitter_s_paper", "p95_s", "p95_s_paper", "p95_sd_runs_s", "sigma_d_s"]),
-    "brosh-split": ("brosh_split.csv", None),
+    "brosh-split": ("brosh_split.csv", ["sweep", "web_flows", "scheme", "loss_pct", "p95_s", "reduction_pct",
+                                        "reduction_conn_pct", "reduction_nohol_pct", "ftp_change_pct",
+                                        "paper_reduction_pct"]),
     "brosh-model": ("brosh_model.csv", ["fig", "quantity", "setting", "sim", "model", "paper", "agrees"]),
     "luebben-fig9": ("luebben_fig9.csv", None),
     "wei-ch3": ("wei_ch3.csv", ["item", "quantity", "setting", "ours", "paper", "unit", "agrees", "note"]),

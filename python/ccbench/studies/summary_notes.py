@@ -9,6 +9,7 @@ from pathlib import Path
 import pandas as pd
 
 from .brosh_droptail_notes import note as brosh_tables
+from .brosh_split_notes import note as brosh_split
 from .luebben_notes import note as luebben
 from .wei_ch2_notes import note as wei_ch2
 from .wei_ch3_notes import note as wei
@@ -98,5 +99,11 @@ def weigle(results: Path) -> str:
     return "".join(out)
 
 
+def brosh(results: Path) -> str:
+    """Brosh: the tables' section (Tables 3/4), then the split/parallel one (Figs 25-28)."""
+    return brosh_tables(results) + "
+" + brosh_split(results)
+
+
 NOTES = {"stewart": stewart, "weigle": weigle, "wei": lambda results: wei(results) + wei_ch2(results),
-         "brosh": brosh_tables, "luebben": luebben}
+         "brosh": brosh, "luebben": luebben}
