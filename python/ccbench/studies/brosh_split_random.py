@@ -75,6 +75,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from .brosh_droptail import VOIP_TCP
+
 DESCRIPTION = (
     "Brosh et al. split-N and parallel connections: 573 kbit/s video over TCP at 1% random loss, "
     "100 ms RTT; 95th-percentile delay of one connection vs split-2 vs 5 parallel (round-robin, least-backlog)"
@@ -84,15 +86,8 @@ WARMUP_S = 2.0
 DRAIN_S = 10.0
 LOSS_P = 0.01
 
-VIDEO_TCP = {
-    "kind": "tcp",
-    "cc": "reno",
-    "nagle": False,
-    "sack": True,
-    "init_cwnd": 4,
-    "slow_start_after_idle": False,
-    "recovery": "rate-halving",
-}
+#: The §8.1 guideline settings, as for the drop-tail testbed's CBR flows.
+VIDEO_TCP = dict(VOIP_TCP)
 
 #: name -> (split, connections, scheduler, paper reduction % model, paper reduction % experiment)
 VARIANTS: dict[str, tuple[int, int, str, float, float]] = {
