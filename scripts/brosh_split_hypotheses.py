@@ -21,14 +21,14 @@ from ccbench.studies import brosh_split_testbed as t
 SCHEMES = ("single", "split-2", "split-4", "par-5-rr", "par-5-lb", "par-10-rr", "par-10-lb")
 WEB = (0, 50, 100)
 CAL = (0, 200, 250)
-NO_TLP = {"tlp": False, "frto": False}
+LINUX_TLP = {"tlp": True, "frto": True}
 #: row -> (hypothesis, change, scenario_dict options, web-flow counts)
 ROWS: dict[str, tuple[str, str, dict, tuple[int, ...]]] = {
-    "baseline": ("(as configured)", "reno cross traffic, 100000 B, web 0/50/100", {}, WEB),
+    "baseline": ("(as configured)", "reno cross traffic, 100000 B, web 0/50/100, video without TLP/F-RTO", {}, WEB),
     "no-delack": ("delayed ACKs stretch each connection's RTT", "video `delayed_ack = false`",
                   {"video_tcp": {"delayed_ack": False}}, WEB),
-    "no-tlp": ("2.6-era loss recovery (no TLP, no F-RTO)", "video `tlp = false, frto = false`",
-               {"video_tcp": NO_TLP}, WEB),
+    "tlp": ("today's Linux loss recovery (TLP, F-RTO)", "video `tlp = true, frto = true`",
+            {"video_tcp": LINUX_TLP}, WEB),
     "queue-20k": ("Table 4's RTT of 0.101 s: a small effective queue", "limit 20000 B",
                   {"queue": "20000B"}, WEB),
     "packet-queue": ("a packet-limited queue (split pieces take slots)", "limit 100 pkt",
@@ -37,8 +37,8 @@ ROWS: dict[str, tuple[str, str, dict, tuple[int, ...]]] = {
                 {"ftp_cc": "bic"}, WEB),
     "calibrated": ("load of Table 4 (loss 1.1-2.9 %, p95 0.3-2.3 s)", "BIC cross traffic, web 0/200/250",
                    {"ftp_cc": "bic"}, CAL),
-    "cal-no-tlp": ("2.6-era loss recovery at Table 4's load", "calibrated + video no TLP/F-RTO",
-                   {"ftp_cc": "bic", "video_tcp": NO_TLP}, CAL),
+    "cal-tlp": ("today's Linux loss recovery at Table 4's load", "calibrated + video TLP, F-RTO",
+                {"ftp_cc": "bic", "video_tcp": LINUX_TLP}, CAL),
     "cal-no-delack": ("delayed ACKs at Table 4's load", "calibrated + video `delayed_ack = false`",
                       {"ftp_cc": "bic", "video_tcp": {"delayed_ack": False}}, CAL),
     "cal-video-bic": ("the video connections on the kernel default (BIC) too", "calibrated + video `cc = \"bic\"`",

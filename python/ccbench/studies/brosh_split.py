@@ -84,9 +84,12 @@ def checks(summ: pd.DataFrame) -> pd.DataFrame:
         def add(claim, ours, holds, paper):
             rows.append({"sweep": sweep, "claim": claim, "ours": ours, "paper": paper, "holds": bool(holds)})
 
-        add("split-2 lowers the 95th percentile at every web-flow count",
-            ", ".join(f"N={n}: {v:+.0f}%" for n, v in per_n["split-2"].items()), (per_n["split-2"] > 0).all(),
-            "Fig. 26a: up to 30 % (none at 100 web flows)")
+        s2 = per_n["split-2"]
+        add("split-2 lowers the 95th percentile under low and moderate load (all but the heaviest web-flow count)",
+            ", ".join(f"N={n}: {v:.0f}%" for n, v in s2.items()), (s2.iloc[:-1] > 0).all(),
+            "Fig. 26a: up to 30 %")
+        add("split-2 gains (almost) nothing at the heaviest load", f"N={s2.index[-1]}: {s2.iloc[-1]:.0f}%",
+            s2.iloc[-1] < 10, "Fig. 26a: no gain at 100 web flows")
         add("split-4 gains no more than split-2 (diminishing or worse)", f"{r['split-4']:.0f}% vs {r['split-2']:.0f}%",
             r["split-4"] <= r["split-2"] + 5, "Fig. 26a")
         add("5 blind connections beat split-2", f"{r['par-5-rr']:.0f}% vs {r['split-2']:.0f}%",

@@ -12,9 +12,12 @@ Scenario (one run per scheme, web-flow count N and seed)
   to ten") and a drop-tail **byte** queue of **100 000 B** (the only video queue size the
   paper gives; the packet-queue size of the video runs is not stated).
 * The five CBR flows are video ``video0..video4`` (preset ``brosh-video``: 1448 B every
-  20 ms = 573 kbit/s, one MSS per message) with the VoIP flows' §8.1 TCP settings
+  20 ms = 573 kbit/s, one MSS per message) with the CBR flows' §8.1 TCP settings
   (:data:`~ccbench.studies.brosh_droptail.VOIP_TCP`: reno, no Nagle, SACK, IW 4, no
-  slow start after idle, rate-halving recovery).
+  slow start after idle, rate-halving recovery) and the loss recovery of the testbed's
+  2.6.9 / 2.6.17 kernels (:data:`ERA_TCP`: no tail-loss probe, which came with Linux
+  3.10, and no F-RTO, off by default before 2.6.24). Today's Linux recovery is a
+  hypothesis row (``video_tcp={"tlp": True, "frto": True}``).
 * Every video flow uses the scheme under test (§7.1: "to understand the performance of
   split-N in a wide-scale deployment"; the paper does not say whether one or all five
   video flows used it; we apply it to all five, which is also what Figs 26b/28b's
@@ -71,6 +74,9 @@ RATE = "30Mbit"
 QUEUE = "100000B"
 ONE_WAY_S = 0.05 + 1448 * 8 / 30e6
 WEB_FLOWS = (0, 10, 25, 50, 100)        # Table 4's web-flow counts
+#: The testbed kernels' loss recovery, set on the video connections on top of the
+#: §8.1 settings (explicitly, whatever the drop-tail module's default).
+ERA_TCP = {"tlp": False, "frto": False}
 
 #: name -> (split, connections, scheduler)
 SCHEMES: dict[str, tuple[int, int, str]] = {
@@ -100,8 +106,8 @@ def scenario_dict(scheme: str = "single", n_web: int = 0, measure_s: float = 120
                   video_tcp: dict | None = None, ftp_cc: str | None = None, queue: str = QUEUE) -> dict:
     """The testbed scenario for ``scheme`` (a :data:`SCHEMES` key) and ``n_web`` web flows.
 
-    ``video_tcp`` updates the video connections' transport table (hypothesis tests, e.g.
-    ``{"tlp": False}``); ``ftp_cc`` sets the FTP and web flows' congestion control
+    ``video_tcp`` updates the video connections' transport table after :data:`ERA_TCP`
+    (hypothesis tests, e.g. ``{"tlp": True}``); ``ftp_cc`` sets the FTP and web flows' congestion control
     (``"bic"``: the default of the paper's 2.6.9 / 2.6.17 kernels); ``queue`` the limit."""
     split, conns, sched = SCHEMES[scheme]
     d = bd.scenario_dict(n_web, "byte", measure_s, seed=seed)
@@ -113,7 +119,7 @@ def scenario_dict(scheme: str = "single", n_web: int = 0, measure_s: float = 120
         if name.startswith("voip"):
             f["name"] = "video" + name[len("voip"):]
             f["app"] = {"kind": "preset", "name": "brosh-video"}
-            f["transport"].update(video_tcp or {})
+            f["transport"] = {**bd.VOIP_TCP, **ERA_TCP, **(video_tcp or {})}
             if split != 1:
                 f["split"] = split
             if conns != 1:
