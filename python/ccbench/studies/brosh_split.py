@@ -195,7 +195,7 @@ def plot_model(df: pd.DataFrame, path: Path) -> None:
             ax.plot(h["loss_pct"], h["reduction_pct"], "o-", label=sc)
         ax.axhline(0, color="grey", lw=0.8)
         if fl == "video":
-            ax.axhline(60, color="k", ls="--", lw=0.8, label="paper: split-2 and 5 blind, -60 % on average")
+            ax.axhline(60, color="k", ls="--", lw=0.8, label="paper: split-2 and 5 blind, 60 % on average")
         ax.set_xscale("log")
         ax.set_ylim(-100, 100)
         ax.set_xlabel("random loss rate (%)")
