@@ -35,11 +35,11 @@ def light():
 
 @pytest.fixture(scope="module")
 def heavy():
-    """Table 4's load: BIC cross traffic and 250 web flows (~3 % video loss)."""
+    """Table 4's heaviest load: BIC cross traffic and 275 web flows (~2.5 % video loss)."""
     from ccbench.studies import brosh_split_testbed as tb
 
-    s, _, _ = tb.table(SCHEMES, (250,), measure_s=120.0, seeds=(1, 2), ftp_cc="bic")
-    _show("calibrated, 250 web flows (BIC cross traffic):", s)
+    s, _, _ = tb.table(SCHEMES, (275,), measure_s=120.0, seeds=(1, 2), ftp_cc="bic")
+    _show("calibrated, 275 web flows (BIC cross traffic):", s)
     return s.set_index("scheme")
 
 
@@ -85,13 +85,13 @@ def test_ranking_at_table4_load_parallel_beats_split(heavy):
     assert s.loc["par-5-rr", "reduction_pct"] > s.loc["split-2", "reduction_pct"] + 30
 
 
-def test_ranking_at_light_load_merge_costs_parallel_its_gain(light):
-    # At the as-configured load (0.3-0.5 % loss) the in-order merge across connections
-    # eats the parallel scheme's gain: split-2 is ahead on merged delivery, while each
-    # connection alone is as good as split-2 or better.
+def test_ranking_at_light_load_split_keeps_up_with_parallel(light):
+    # At the as-configured load (0.3 % loss, no backlog to drain) 5 connections are no
+    # better than split-2 on merged delivery (the paper: 90 % against 30 %); both bring the
+    # 95th percentile near the floor (one-way delay + the 100000 B queue).
     s = light
     assert s.loc["split-2", "reduction_pct"] > s.loc["par-5-rr", "reduction_pct"]
-    assert s.loc["par-5-rr", "reduction_conn_pct"] > s.loc["par-5-rr", "reduction_pct"] + 10
+    assert s.loc["par-5-rr", "p95_s"] < 0.1
 
 
 def test_parallel_connections_leave_ftp_alone(heavy):

@@ -14,9 +14,12 @@ Scenario
   the direction is unstated (note §6 item 10), we drop data only so that p is the
   segment loss rate of the model.
 * One video flow: preset ``live-video`` (1448 B every 20 ms = 573 kbit/s, one MSS per
-  message), TCP ``reno`` (NewReno with SACK), ``nagle = false``, ``init_cwnd = 4``,
-  ``slow_start_after_idle = false``, ``recovery = "rate-halving"`` (Linux 2.6 era), the
-  rest Linux defaults (delayed ACKs, TLP, 200 ms minimum RTO, 4 MB / 6 MB buffers).
+  message) with the drop-tail testbed's media settings
+  (:data:`~ccbench.studies.brosh_droptail.MEDIA_TCP`: TCP ``reno`` (NewReno with SACK),
+  ``nagle = false``, ``init_cwnd = 4``, ``slow_start_after_idle = false``, the Linux
+  2.6-era ``recovery = "rate-halving"``, no tail-loss probe, no F-RTO, per-ACK
+  counting), the rest Linux defaults (delayed ACKs, 200 ms minimum RTO, 4 MB / 6 MB
+  buffers).
 * Variants (flow keys of the scenario):
 
   - ``single``: one connection;
@@ -46,11 +49,11 @@ paper's blind/intelligent numbers lie between the two if it did not merge strict
 
 Mechanisms to keep in mind when reading the table: with 5 connections each carries
 about one message per RTT, so a lost message is never followed by three duplicate ACKs
-on its connection; it is repaired by the tail-loss probe (Linux: PTO = 2 SRTT + 2 ms
-with two or more segments in flight, 2 SRTT + 200 ms with exactly one, capped by the
-RTO) or by the RTO, and the in-order merge holds every later message meanwhile. The
-least-backlog scheduler prefers idle connections, so its messages usually leave as
-their connection's only segment in flight (the slow PTO case), and a connection with a
+on its connection; it is repaired by the RTO (the 2.6 stack has no tail-loss probe;
+today's Linux probes after 2 SRTT + 2 ms with two or more segments in flight, 2 SRTT +
+200 ms with exactly one), and the in-order merge holds every later message meanwhile.
+The least-backlog scheduler prefers idle connections, so its messages usually leave as
+their connection's only segment in flight, and a connection with a
 lost segment gets no new data that could trigger SACK-based recovery. A single
 connection repairs a loss by fast retransmit about one RTT after it, but builds a send
 backlog after each window halving (the delay Brosh's model describes).
@@ -75,7 +78,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .brosh_droptail import VOIP_TCP
+from .brosh_droptail import MEDIA_TCP
 
 DESCRIPTION = (
     "Brosh et al. split-N and parallel connections: 573 kbit/s video over TCP at 1% random loss, "
@@ -86,8 +89,8 @@ WARMUP_S = 2.0
 DRAIN_S = 10.0
 LOSS_P = 0.01
 
-#: The §8.1 guideline settings, as for the drop-tail testbed's CBR flows.
-VIDEO_TCP = dict(VOIP_TCP)
+#: The §8.1 guideline settings and 2.6-era recovery, as for the drop-tail testbed's media flows.
+VIDEO_TCP = dict(MEDIA_TCP)
 
 #: name -> (split, connections, scheduler, paper reduction % model, paper reduction % experiment)
 VARIANTS: dict[str, tuple[int, int, str, float, float]] = {

@@ -3,21 +3,21 @@ connections for live video over the drop-tail testbed of §5.3 (note §3.5, §4.
 
 Scenario (one run per scheme, web-flow count N and seed)
 --------------------------------------------------------
-* The drop-tail testbed of :mod:`ccbench.studies.brosh_droptail` (its
-  :func:`~ccbench.studies.brosh_droptail.scenario_dict` builds the flows: dumbbell,
-  100 ms round-trip propagation, 5 FTP (``bulk``, TCP reno) and N web flows (``tg-web``,
-  512 B with exponential gaps of mean 50 ms), start phases drawn from the seed, warm-up
-  and drain), with the video settings of §5.3: bottleneck **30 Mbit/s** both ways ("so
-  that the ratio of cumulative bit rate of five CBR-TCP flows to link capacity was one
-  to ten") and a drop-tail **byte** queue of **100 000 B** (the only video queue size the
-  paper gives; the packet-queue size of the video runs is not stated).
+* The video drop-tail testbed of Table 4 as :mod:`ccbench.studies.brosh_droptail`
+  builds it (``scenario_dict(..., setup=TABLE4)``: dumbbell, 100 ms round-trip
+  propagation, bottleneck **30 Mbit/s** both ways ("so that the ratio of cumulative bit
+  rate of five CBR-TCP flows to link capacity was one to ten"), 5 FTP (``bulk``, TCP
+  reno) and N web flows (``tg-web``, 512 B with exponential gaps of mean 50 ms), every
+  flow with the 2.6 kernels' ACK counting, start phases drawn from the seed, warm-up and
+  drain), with its **byte** queue of **100 000 B** (the only video queue size the paper
+  gives; a 100-packet queue is a hypothesis row).
 * The five CBR flows are video ``video0..video4`` (preset ``brosh-video``: 1448 B every
-  20 ms = 573 kbit/s, one MSS per message) with the CBR flows' §8.1 TCP settings
-  (:data:`~ccbench.studies.brosh_droptail.VOIP_TCP`: reno, no Nagle, SACK, IW 4, no
-  slow start after idle, rate-halving recovery) and the loss recovery of the testbed's
-  2.6.9 / 2.6.17 kernels (:data:`ERA_TCP`: no tail-loss probe, which came with Linux
-  3.10, and no F-RTO, off by default before 2.6.24). Today's Linux recovery is a
-  hypothesis row (``video_tcp={"tlp": True, "frto": True}``).
+  20 ms = 573 kbit/s, one MSS per message) with that module's media settings
+  (:data:`~ccbench.studies.brosh_droptail.MEDIA_TCP`: §8.1 guidelines, reno, no Nagle,
+  SACK, IW 4, no slow start after idle, rate-halving recovery) and the loss recovery of
+  the testbed's 2.6.9 / 2.6.17 kernels (:data:`ERA_TCP`: no tail-loss probe, which came
+  with Linux 3.10, and no F-RTO, off by default before 2.6.24; set here explicitly).
+  Today's Linux recovery is a hypothesis row (``video_tcp={"tlp": True, "frto": True}``).
 * Every video flow uses the scheme under test (§7.1: "to understand the performance of
   split-N in a wide-scale deployment"; the paper does not say whether one or all five
   video flows used it; we apply it to all five, which is also what Figs 26b/28b's
@@ -70,8 +70,7 @@ import pandas as pd
 
 from . import brosh_droptail as bd
 
-RATE = "30Mbit"
-QUEUE = "100000B"
+QUEUE = bd.TABLE4.queues["byte"]
 ONE_WAY_S = 0.05 + 1448 * 8 / 30e6
 WEB_FLOWS = (0, 10, 25, 50, 100)        # Table 4's web-flow counts
 #: The testbed kernels' loss recovery, set on the video connections on top of the
@@ -110,16 +109,12 @@ def scenario_dict(scheme: str = "single", n_web: int = 0, measure_s: float = 120
     (hypothesis tests, e.g. ``{"tlp": True}``); ``ftp_cc`` sets the FTP and web flows' congestion control
     (``"bic"``: the default of the paper's 2.6.9 / 2.6.17 kernels); ``queue`` the limit."""
     split, conns, sched = SCHEMES[scheme]
-    d = bd.scenario_dict(n_web, "byte", measure_s, seed=seed)
-    bn = d["topology"]["bottleneck"]
-    bn["down"] = bn["up"] = RATE
-    bn["queue"] = {"kind": "droptail", "limit": queue}
+    d = bd.scenario_dict(n_web, "byte", measure_s, seed=seed, setup=bd.TABLE4)
+    d["topology"]["bottleneck"]["queue"]["limit"] = queue
     for f in d["flows"]:
         name = f["name"]
-        if name.startswith("voip"):
-            f["name"] = "video" + name[len("voip"):]
-            f["app"] = {"kind": "preset", "name": "brosh-video"}
-            f["transport"] = {**bd.VOIP_TCP, **ERA_TCP, **(video_tcp or {})}
+        if name.startswith("video"):
+            f["transport"] = {**bd.MEDIA_TCP, **ERA_TCP, **(video_tcp or {})}
             if split != 1:
                 f["split"] = split
             if conns != 1:
