@@ -101,8 +101,7 @@ def weigle(results: Path) -> str:
 
 def brosh(results: Path) -> str:
     """Brosh: the tables' section (Tables 3/4), then the split/parallel one (Figs 25-28)."""
-    return brosh_tables(results) + "
-" + brosh_split(results)
+    return brosh_tables(results) + "\n" + brosh_split(results)
 
 
 NOTES = {"stewart": stewart, "weigle": weigle, "wei": lambda results: wei(results) + wei_ch2(results),
