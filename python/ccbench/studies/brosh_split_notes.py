@@ -97,7 +97,7 @@ def note(results: Path) -> str:
            "`ccbench reproduce brosh-split` runs the paper's drop-tail testbed with the video settings of §5.3 "
            "(5 video flows using the scheme, 5 FTP and web flows, 30 Mbit/s, 100000 B drop-tail, 100 ms), once with "
            "the cross traffic as `brosh-droptail` models it (`as-configured`) and once at Table 4's load "
-           "(`calibrated`: BIC cross traffic, 200-275 web flows); the model's random-drop bound (Figs 25, 27); and "
+           "(`calibrated`: BIC cross traffic, 200-275 web flows, and 0 at full size; -inf = some messages of a run never delivered); the model's random-drop bound (Figs 25, 27); and "
            "one flow at 1 % random loss. **In-order merge assumption:** the receiver merges the connections by "
            "message number and delivers in order (`reduction_pct`); `reduction_conn_pct` is in order per connection "
            "only (round-robin), `reduction_nohol_pct` without head-of-line blocking (`t_arrive`).\n\n"]
