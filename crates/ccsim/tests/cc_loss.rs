@@ -351,6 +351,7 @@ fn cubic_epoch_follows_w_of_t_in_the_simulator() {
     );
     // The lag built up in the first RTTs (PRR-shaped ACK clock, delayed ACKs) is
     // worked off within ~1 s; from then on cwnd stays within ~1 packet of the band
-    // (1.10 measured; the hook-level test with an ideal ACK clock gets 0.94).
-    assert!(n > 100 && dev_first <= 4.0 && dev_band <= 2.0 && dev_late <= 1.2, "{dev_first} {dev_band} {dev_late}");
+    // (1.23 measured since the receiver ACKs each segment while its window grows, 1.10
+    // before; the hook-level test with an ideal ACK clock gets 0.94).
+    assert!(n > 100 && dev_first <= 4.0 && dev_band <= 2.0 && dev_late <= 1.3, "{dev_first} {dev_band} {dev_late}");
 }

@@ -4,7 +4,7 @@
 //! (classic, and DCTCP's from `tcp_dctcp.c`).
 
 use crate::tcp::segment::{SackBlock, Segment};
-use crate::time::Nanos;
+use crate::time::{Nanos, NS_PER_MS};
 
 use super::{Arrival, EcnMode, TcpReceiver, TCP_FASTRETRANS_THRESH, TCP_NUM_SACKS, TCP_SACK_BLOCKS_EXPECTED};
 
@@ -449,14 +449,17 @@ impl TcpReceiver {
     }
 
     /// `tcp_rcv_rtt_measure_ts`: a full-sized segment echoing one of our timestamps
-    /// tells how long ago we sent that ACK. Our TSval is the simulated clock.
+    /// tells how long ago we sent that ACK. Linux's TCP timestamps tick in
+    /// milliseconds (`tcp_time_stamp_ts`), so echoes within one ms are one sample and
+    /// the sample is whole ms; our TSval is the simulated clock, read here the same way.
     fn rcv_rtt_measure_ts(&mut self, now: Nanos, seg: &Segment) {
-        if seg.tsecr == 0 || seg.tsecr == self.rcv_rtt_last_tsecr {
+        let ms = |t: Nanos| t / NS_PER_MS;
+        if seg.tsecr == 0 || ms(seg.tsecr) == ms(self.rcv_rtt_last_tsecr) {
             return;
         }
         self.rcv_rtt_last_tsecr = seg.tsecr;
-        if seg.len >= self.cfg.mss && now >= seg.tsecr {
-            self.rcv_rtt_update(now - seg.tsecr, false);
+        if seg.len >= self.cfg.mss && ms(now) > ms(seg.tsecr) {
+            self.rcv_rtt_update((ms(now) - ms(seg.tsecr)) * NS_PER_MS, false);
         }
     }
 

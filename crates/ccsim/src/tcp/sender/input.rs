@@ -26,6 +26,11 @@ impl TcpSender {
     pub fn on_ack(&mut self, now: Nanos, seg: &Segment) {
         self.now = now;
         self.last_tsecr = seg.tsecr;
+        // `tcp_replace_ts_recent`: the peer's newest TSval, echoed on our data (RFC 7323
+        // §4.3). The receiver sends no data, so every in-order ACK qualifies.
+        if seg.tsval >= self.ts_recent {
+            self.ts_recent = seg.tsval;
+        }
         self.sackt = (None, None);
         self.frto_rexmit_new = false;
         let ack = seg.ack;

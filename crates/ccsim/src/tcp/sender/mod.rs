@@ -258,6 +258,8 @@ pub struct TcpSender {
     rcv_wnd_adv: u64,
     /// Echoed timestamp of the ACK being processed.
     last_tsecr: Nanos,
+    /// RFC 7323 TS.Recent: the receiver's newest TSval, echoed as TSecr on data.
+    ts_recent: Nanos,
     /// Send times of the first and last never-retransmitted segments newly SACKed by
     /// the ACK being processed.
     sackt: (Option<Nanos>, Option<Nanos>),
@@ -363,6 +365,7 @@ impl TcpSender {
             ecn_queue_cwr: false,
             rcv_wnd_adv: cfg.rcvbuf_bytes,
             last_tsecr: 0,
+            ts_recent: 0,
             sackt: (None, None),
             sack_cache: Vec::new(),
             sack_cache_next: Vec::new(),

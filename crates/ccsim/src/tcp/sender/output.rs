@@ -124,7 +124,19 @@ impl TcpSender {
     }
 
     pub(super) fn make_segment(&self, seq: u64, len: u32, retrans: bool, cwr: bool) -> Segment {
-        Segment { seq, len, ack: 0, cwr, tsval: self.now, rwnd: self.rcv_wnd_adv, retrans, ..Default::default() }
+        // TSecr: the receiver measures its RTT from it (`tcp_rcv_rtt_measure_ts`), which
+        // paces its receive-buffer autotuning.
+        Segment {
+            seq,
+            len,
+            ack: 0,
+            cwr,
+            tsval: self.now,
+            tsecr: self.ts_recent,
+            rwnd: self.rcv_wnd_adv,
+            retrans,
+            ..Default::default()
+        }
     }
 
     pub(super) fn send_new(&mut self, len: u32) -> Segment {

@@ -620,3 +620,21 @@ fn perf_huge_window_single_loss() {
     p.run_until(600_000 * MS);
     report_perf(&p, n, t0);
 }
+
+#[test]
+fn data_echoes_the_receivers_newest_timestamp() {
+    // RFC 7323 §4.3 / `tcp_replace_ts_recent`: TSecr on data is the newest TSval the
+    // receiver sent; the receiver's RTT estimate (and its buffer autotuning) uses it.
+    use crate::tcp::segment::Segment;
+    use crate::tcp::TcpSender;
+    let mut s = TcpSender::from_config(&reno(), 0, "t").unwrap();
+    s.write(0, 100 * MSS);
+    let first = s.poll_transmit(0).unwrap();
+    assert_eq!(first.tsecr, 0, "nothing to echo before the first ACK");
+    while s.poll_transmit(0).is_some() {}
+    let ack = |a: u64, tsval| Segment { ack: a, tsval, rwnd: 1 << 20, ..Segment::default() };
+    s.on_ack(100 * MS, &ack(seg(1), 60 * MS));
+    s.on_ack(100 * MS, &ack(seg(2), 59 * MS)); // older TSval (reordered ACK): not taken
+    let next = s.poll_transmit(100 * MS).unwrap();
+    assert_eq!(next.tsecr, 60 * MS);
+}
