@@ -66,7 +66,9 @@ def test_cubic_needs_less_queue_but_delays_voip_more():
     print("\nutilisation at 7 / 14 slots:", u.round(3).to_dict())
     for q in (10_000, 20_000):
         assert u[("cubic", q)] > u[("reno", q)] + 0.015
-    assert u[("cubic", 10_000)] > 0.93 and u[("reno", 10_000)] < 0.92
+    # 7 slots: CUBIC 0.925, NewReno 0.872 (0.94 / 0.90 before the receiver ACKed each
+    # segment while its window grows, as Linux does)
+    assert u[("cubic", 10_000)] > 0.91 and u[("reno", 10_000)] < 0.90
     d = runs[runs["part"] == "fig7"].set_index("cc")
     print("extra delay p25/p50/p75 (ms):", d[["extra_p25_ms", "extra_p50_ms", "extra_p75_ms"]].round(1).to_dict("index"))
     assert d.loc["cubic", "extra_p50_ms"] > d.loc["reno", "extra_p50_ms"] + 10
