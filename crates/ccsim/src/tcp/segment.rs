@@ -42,6 +42,10 @@ pub struct Segment {
     pub rwnd: u64,
     /// Set by the sender on retransmissions (for traces only; the receiver ignores it).
     pub retrans: bool,
+    /// PSH: the segment ends the data the application has written so far (Linux
+    /// `tcp_push` marks the last skb of a write). The receiver treats it as the end of
+    /// a message (`tcp_measure_rcv_mss` sets `ICSK_ACK_PUSHED`).
+    pub psh: bool,
 }
 
 impl Segment {

@@ -238,12 +238,7 @@ impl TcpReceiver {
     /// `tcp_event_data_recv`: in-order data arrived.
     fn event_data_recv(&mut self, now: Nanos, seg: &Segment, ce: bool) {
         self.ack_scheduled = true;
-        // `tcp_measure_rcv_mss`, simplified: a segment shorter than the MSS ends an
-        // application write (Linux also learns a smaller rcv_mss from repeated equal
-        // sizes, and marks full-sized segments carrying PSH; we carry no PSH bit).
-        if seg.len < self.cfg.mss {
-            self.ack_pushed = true;
-        }
+        self.measure_rcv_mss(seg);
         self.rcv_rtt_measure(now);
 
         if self.ato == 0 {
@@ -374,9 +369,10 @@ impl TcpReceiver {
         !self.cfg.delayed_ack || self.quick > 0
     }
 
-    /// `tcp_incr_quickack`: at most half the advertised window in segments, at least 2.
+    /// `tcp_incr_quickack`: at most half the advertised window in segments of
+    /// `rcv_mss`, at least 2.
     fn incr_quickack(&mut self, max_quickacks: u32) {
-        let half_window_segs = self.rcv_wnd / (2 * self.cfg.mss as u64);
+        let half_window_segs = self.rcv_wnd / (2 * self.rcv_mss as u64);
         let quickacks = if half_window_segs == 0 { 2 } else { half_window_segs.min(u32::MAX as u64) as u32 };
         let quickacks = quickacks.min(max_quickacks);
         if quickacks > self.quick {
@@ -395,9 +391,10 @@ impl TcpReceiver {
         if !self.ack_scheduled {
             return;
         }
-        // More than one full-sized segment unacknowledged, and the window we would
-        // advertise is no smaller than the last one (else a read will ACK).
-        let more_than_one_mss = self.rcv_nxt - self.rcv_wup > self.cfg.mss as u64;
+        // More than one full-sized segment (`rcv_mss`, as estimated) unacknowledged,
+        // and the window we would advertise is no smaller than the last one (else a
+        // read will ACK).
+        let more_than_one_mss = self.rcv_nxt - self.rcv_wup > self.rcv_mss as u64;
         let window_ok = more_than_one_mss && self.select_window_raw() >= self.rcv_wnd;
         if window_ok || self.in_quickack_mode() || self.ack_now {
             self.send_ack(now);
@@ -448,17 +445,19 @@ impl TcpReceiver {
         self.send_ack(now);
     }
 
-    /// `tcp_rcv_rtt_measure_ts`: a full-sized segment echoing one of our timestamps
-    /// tells how long ago we sent that ACK. Linux's TCP timestamps tick in
+    /// `tcp_rcv_rtt_measure_ts`: a segment of at least `rcv_mss` echoing one of our
+    /// timestamps tells how long ago we sent that ACK. Linux's TCP timestamps tick in
     /// milliseconds (`tcp_time_stamp_ts`), so echoes within one ms are one sample and
     /// the sample is whole ms; our TSval is the simulated clock, read here the same way.
+    /// (With `rcv_mss` learnt, a stream of small messages gives samples too, so
+    /// autotuning sees the path's RTT rather than the time to fill a window.)
     fn rcv_rtt_measure_ts(&mut self, now: Nanos, seg: &Segment) {
         let ms = |t: Nanos| t / NS_PER_MS;
         if seg.tsecr == 0 || ms(seg.tsecr) == ms(self.rcv_rtt_last_tsecr) {
             return;
         }
         self.rcv_rtt_last_tsecr = seg.tsecr;
-        if seg.len >= self.cfg.mss && ms(now) > ms(seg.tsecr) {
+        if seg.len >= self.rcv_mss && ms(now) > ms(seg.tsecr) {
             self.rcv_rtt_update((ms(now) - ms(seg.tsecr)) * NS_PER_MS, false);
         }
     }

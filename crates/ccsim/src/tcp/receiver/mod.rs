@@ -44,11 +44,15 @@
 //!   to a clamp that receive-buffer autotuning raises once per RTT, and segments that
 //!   grow it are ACKed at once (`tcp_grow_window`, `tcp_rcv_space_adjust`); the
 //!   buffer's memory is charged with skb overhead (`scaling_ratio`).
+//! - `rcv_mss` estimation (`rcvmss.rs`): the receiver learns the sender's segment
+//!   size from arrivals, starting from 536 bytes (`tcp_initialize_rcv_mss`,
+//!   `tcp_measure_rcv_mss`); it sets the ACK-every-two rule, the quick-ACK count,
+//!   which segments give an RTT sample and silly-window avoidance; a segment of a new
+//!   size re-measures `scaling_ratio` (one skb size for every segment); a sub-`rcv_mss`
+//!   or PSH segment marks the ACK as pushed.
 //!
 //! Not modelled (each is a known difference from a real Linux receiver):
 //! - window rounding to the window-scale unit (1 KB with the default buffers);
-//! - `rcv_mss` estimation: the MSS is taken from the config; a segment shorter than it
-//!   counts as pushed (end of a write), since segments carry no PSH bit;
 //! - ping-pong (interactive) mode, which needs data flowing back from the receiver;
 //! - PAWS, memory-pressure pruning and collapsing, FIN, urgent data, GRO/LRO
 //!   aggregation (Linux ACKs per aggregated packet);
@@ -65,6 +69,7 @@ use crate::time::{Nanos, NS_PER_MS, NS_PER_SEC};
 
 mod input;
 mod output;
+mod rcvmss;
 mod window;
 #[cfg(test)]
 mod tests;
@@ -106,8 +111,9 @@ pub enum EcnMode {
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 #[serde(default, deny_unknown_fields)]
 pub struct ReceiverConfig {
-    /// Payload bytes of a full-sized segment (`icsk_ack.rcv_mss`; Linux estimates it
-    /// from arrivals, we take it as given). 1448 = 1500-byte MTU with timestamps.
+    /// Payload bytes of a full-sized segment the receiver announces (`tp->advmss`);
+    /// the size it assumes for the sender's segments (`icsk_ack.rcv_mss`) is learnt
+    /// from arrivals (`rcvmss.rs`). 1448 = 1500-byte MTU with timestamps.
     pub mss: u32,
     /// SACK negotiated (`net.ipv4.tcp_sack = 1`).
     pub sack: bool,
@@ -274,8 +280,16 @@ pub struct TcpReceiver {
     lrcvtime: Nanos,
     /// Quick ACKs left.
     quick: u32,
+    /// `icsk_ack.rcv_mss`: the sender's segment size as estimated from arrivals.
+    rcv_mss: u32,
+    /// `icsk_ack.last_seg_size`: length of the last sub-`rcv_mss` segment that could
+    /// be a full-sized one (0 if the last segment could not).
+    last_seg_size: u32,
 
     // Receive window (`window.rs`).
+    /// `tp->scaling_ratio`: payload share of buffer memory, in 1/256; starts at the
+    /// configured one and is re-measured from segments of a new size.
+    scaling_ratio: u32,
     /// `sk->sk_rcvbuf`: buffer memory, autotuned from `tcp_rmem[1]` up.
     sk_rcvbuf: u64,
     /// `tp->window_clamp`: the largest window, follows `sk_rcvbuf`.
@@ -316,6 +330,7 @@ pub struct TcpReceiver {
 
 impl TcpReceiver {
     pub fn new(cfg: ReceiverConfig) -> Self {
+        let scaling_ratio = cfg.scaling_ratio;
         let mut r = TcpReceiver {
             cfg,
             rcv_nxt: 0,
@@ -334,6 +349,9 @@ impl TcpReceiver {
             ato: 0,
             lrcvtime: 0,
             quick: 0,
+            rcv_mss: 0,
+            last_seg_size: 0,
+            scaling_ratio,
             sk_rcvbuf: 0,
             window_clamp: 0,
             rcv_ssthresh: 0,
@@ -356,6 +374,7 @@ impl TcpReceiver {
             acks_sent: 0,
         };
         r.init_window();
+        r.initialize_rcv_mss();
         r
     }
 
@@ -410,6 +429,18 @@ impl TcpReceiver {
         self.window_clamp
     }
 
+    /// `icsk_ack.rcv_mss`: the sender's segment size as the receiver estimates it.
+    #[inline]
+    pub fn rcv_mss(&self) -> u32 {
+        self.rcv_mss
+    }
+
+    /// `tp->scaling_ratio`: payload share of receive-buffer memory, in 1/256.
+    #[inline]
+    pub fn scaling_ratio(&self) -> u32 {
+        self.scaling_ratio
+    }
+
     /// Current delayed-ACK timeout estimate (0 before the first data segment).
     #[inline]
     pub fn ato(&self) -> Nanos {
@@ -448,7 +479,7 @@ impl TcpReceiver {
             // drained the buffer after a small (pushed) segment: the sender may be
             // waiting for this ACK to send its next write.
             let drained = self.unread_bytes() == 0 && self.ofo.is_empty();
-            if self.rcv_nxt - self.rcv_wup > self.cfg.mss as u64 || (copied > 0 && self.ack_pushed && drained) {
+            if self.rcv_nxt - self.rcv_wup > self.rcv_mss as u64 || (copied > 0 && self.ack_pushed && drained) {
                 time_to_ack = true;
             }
         }

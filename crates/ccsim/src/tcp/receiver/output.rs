@@ -56,13 +56,14 @@ impl TcpReceiver {
     /// `__tcp_select_window`: the window the free buffer allows, at most
     /// `rcv_ssthresh`. Below half the full window quick-ack mode ends, and receiver
     /// silly-window avoidance (RFC 1122 §4.2.3.3) advertises zero rather than less
-    /// than one MSS or 1/16 of it. (Linux also rounds to the window-scale unit.)
+    /// than one `rcv_mss` or 1/16 of it. (Linux also rounds to the window-scale unit.)
     pub(super) fn select_window_raw(&mut self) -> u64 {
         let full = self.full_space();
         let free = self.space();
         if free < full / 2 {
             self.quick = 0;
-            if free < full / 16 || free < self.cfg.mss as u64 {
+            // `mss = icsk_ack.rcv_mss`, at most the full space.
+            if free < full / 16 || free < (self.rcv_mss as u64).min(full) {
                 return 0;
             }
         }

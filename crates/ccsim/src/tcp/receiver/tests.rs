@@ -749,3 +749,104 @@ fn autotuning_lets_a_doubling_sender_through_and_stops_at_tcp_rmem_max() {
     assert_eq!(r.window_clamp(), max_window);
     assert!(r.advertised_window() <= max_window);
 }
+
+/// Segment `i` of a stream of `len`-byte segments (sent 25 ms before `now`, echoing
+/// an ACK sent 50 ms ago), with or without PSH.
+fn small_at(now: Nanos, i: u64, len: u32, psh: bool) -> Segment {
+    Segment { seq: i * len as u64, len, psh, ..seg_at(now, 0) }
+}
+
+#[test]
+fn rcv_mss_starts_at_536_and_is_learnt_from_arrivals() {
+    // tcp_initialize_rcv_mss: min(advmss, rcv_wnd / 2, 536).
+    let mut r = TcpReceiver::new(ReceiverConfig::default());
+    assert_eq!(r.rcv_mss(), 536);
+    r.on_segment(T0, &seg_at(T0, 0), false);
+    assert_eq!(r.rcv_mss(), 1448);
+    // 1448 B in the configured skb keeps the configured ratio: bulk flows see no change.
+    assert_eq!(r.scaling_ratio(), 160);
+
+    // Pushed messages shorter than 536 B cannot be full-sized segments: rcv_mss stays.
+    let mut r = TcpReceiver::new(ReceiverConfig::default());
+    for i in 0..5 {
+        r.on_segment(T0 + i * MS, &small_at(T0 + i * MS, i, 200, true), false);
+    }
+    assert_eq!(r.rcv_mss(), 536);
+    // Without PSH, two in a row of the same length make it the new rcv_mss.
+    let mut r = TcpReceiver::new(ReceiverConfig::default());
+    r.on_segment(T0, &small_at(T0, 0, 200, false), false);
+    assert_eq!(r.rcv_mss(), 536);
+    r.on_segment(T0 + MS, &small_at(T0 + MS, 1, 200, false), false);
+    assert_eq!(r.rcv_mss(), 200);
+    // A different length in between starts the count again.
+    let mut r = TcpReceiver::new(ReceiverConfig::default());
+    for (i, len) in [300u32, 400, 300].into_iter().enumerate() {
+        let s = Segment { seq: 1000 * i as u64, len, ..seg_at(T0, 0) };
+        r.on_segment(T0 + i as u64 * MS, &s, false);
+    }
+    assert_eq!(r.rcv_mss(), 536);
+}
+
+#[test]
+fn half_mss_segments_remeasure_the_ratio_and_the_window_does_not_grow() {
+    // A 724-byte segment in a 2316-byte skb: ratio 80/256, so the 128 KiB buffer's
+    // clamp falls below the first window, and the window holds (the kernel through
+    // ccemu advertised 63 KB for the whole of a 724-byte CBR flow).
+    let mut r = TcpReceiver::new(ReceiverConfig::default());
+    let first = r.advertised_window();
+    let mut windows = Vec::new();
+    for i in 0..100 {
+        let now = T0 + i * 5 * MS;
+        r.on_segment(now, &small_at(now, i, 724, true), false);
+        windows.extend(acks(&mut r, now).iter().map(|a| a.rwnd + a.ack - i * 724));
+    }
+    assert_eq!(r.rcv_mss(), 724);
+    assert_eq!(r.scaling_ratio(), 724 * 256 / 2316);
+    assert_eq!(r.window_clamp(), 131_072 * 80 / 256);
+    // The right edge never moved beyond the first window's.
+    assert!(windows.iter().all(|&edge| edge <= first + 724), "{windows:?}");
+    // Every pushed message is ACKed on its own, as the kernel does.
+    assert_eq!(r.acks_sent(), 100);
+}
+
+#[test]
+fn a_stream_of_724_byte_segments_is_acked_every_second_segment_once_rcv_mss_is_learnt() {
+    // Without PSH (a sender that is not at the end of a write), a 724-byte segment is
+    // a full-sized one once rcv_mss = 724: __tcp_ack_snd_check ACKs when more than
+    // 724 bytes are unacknowledged, i.e. every second segment (with the MSS from the
+    // config it was "pushed", and the drained read ACKed each one).
+    let mut r = grown(ReceiverConfig::default());
+    let mut per_segment = Vec::new();
+    for i in 0..40 {
+        let now = T0 + i * MS;
+        r.on_segment(now, &small_at(now, i, 724, false), false);
+        per_segment.push(acks(&mut r, now).len());
+    }
+    assert_eq!(r.rcv_mss(), 724);
+    assert_eq!(r.quickacks_left(), 0);
+    assert_eq!(per_segment[20..40], [0, 1].repeat(10)[..], "{per_segment:?}");
+    // The same stream with PSH on each segment (one message per write, TCP_NODELAY):
+    // every segment is ACKed when the reader drains it (tcp_cleanup_rbuf).
+    let mut r = grown(ReceiverConfig::default());
+    for i in 0..40 {
+        let now = T0 + i * MS;
+        r.on_segment(now, &small_at(now, i, 724, true), false);
+        assert_eq!(acks(&mut r, now).len(), 1, "segment {i}");
+    }
+}
+
+#[test]
+fn small_segments_grow_the_window_by_two_advmss() {
+    // tcp_grow_window as the kernel did it through ccemu for 200-byte messages:
+    // about 3 KB per segment (2 * advmss = 2896), not 2 * rcv_mss = 1072.
+    let mut r = TcpReceiver::new(ReceiverConfig::default());
+    let mut windows = Vec::new();
+    for i in 0..4 {
+        let now = T0 + i * 2 * MS;
+        r.on_segment(now, &small_at(now, i, 200, true), false);
+        windows.extend(acks(&mut r, now).iter().map(|a| a.rwnd));
+    }
+    assert_eq!(r.rcv_mss(), 536);
+    let steps: Vec<u64> = windows.windows(2).map(|w| w[1] - w[0]).collect();
+    assert_eq!(steps, vec![2 * MSS; 3]);
+}

@@ -125,7 +125,10 @@ impl TcpSender {
 
     pub(super) fn make_segment(&self, seq: u64, len: u32, retrans: bool, cwr: bool) -> Segment {
         // TSecr: the receiver measures its RTT from it (`tcp_rcv_rtt_measure_ts`), which
-        // paces its receive-buffer autotuning.
+        // paces its receive-buffer autotuning. PSH (`tcp_push` → `tcp_mark_push`): on the
+        // segment that reaches the end of what the application wrote (the forced push of
+        // `forced_push` is not modelled).
+        let psh = len > 0 && seq + len as u64 == self.write_seq;
         Segment {
             seq,
             len,
@@ -135,6 +138,7 @@ impl TcpSender {
             tsecr: self.ts_recent,
             rwnd: self.rcv_wnd_adv,
             retrans,
+            psh,
             ..Default::default()
         }
     }
