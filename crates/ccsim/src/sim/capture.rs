@@ -186,6 +186,7 @@ impl Simulation {
                     ack: if p.to_receiver { 0 } else { s.ack as u32 },
                     flags: wire::TCP_ACK
                         | if s.ece { wire::TCP_ECE } else { 0 }
+                        | if s.psh { wire::TCP_PSH } else { 0 }
                         | if s.cwr { wire::TCP_CWR } else { 0 },
                     window: (s.rwnd >> WSCALE).min(u16::MAX as u64) as u16,
                     timestamps: ts.then(|| (ms(s.tsval), ms(s.tsecr))),
