@@ -120,6 +120,21 @@ fn nagle_off_sends_each_small_write_at_once() {
     assert_eq!(tx, want);
 }
 
+#[test]
+fn psh_marks_the_end_of_each_write() {
+    use crate::tcp::segment::Segment;
+    let cfg = TcpConfig { nagle: false, ..reno() };
+    let cc = crate::tcp::cc::build(&cfg.cc, "cc").unwrap();
+    let mut s = crate::tcp::sender::TcpSender::new(&cfg, cc, 0);
+    // tcp_push: PSH only on the segment that reaches the end of what was written; the
+    // receiver takes it as the end of a message (tcp_measure_rcv_mss).
+    s.write(0, 2 * MSS + 100);
+    let segs: Vec<Segment> = std::iter::from_fn(|| s.poll_transmit(0)).collect();
+    assert_eq!(segs.iter().map(|g| (g.len, g.psh)).collect::<Vec<_>>(), [(1448, false), (1448, false), (100, true)]);
+    s.write(MS, 500);
+    assert!(s.poll_transmit(MS).is_some_and(|g| g.len == 500 && g.psh));
+}
+
 // ---------------------------------------------------------------- SACK recovery
 
 /// 12 Mbit/s bottleneck: 1 ms per 1500-byte packet; 20 ms each way.
