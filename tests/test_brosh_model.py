@@ -42,9 +42,11 @@ def test_byte_counting_raises_voip_delay():
     ack = _sim("voip64", 0.1, 0.02, "per-ack")
     abc = _sim("voip64", 0.1, 0.02, "l2")
     assert abc["mean_s"] > 1.05 * ack["mean_s"], (ack["mean_s"], abc["mean_s"])
-    dt_ack = R.droptail_abc_point((20, "packet", "per-ack", 1, 30.0))
-    dt_abc = R.droptail_abc_point((20, "packet", "l2", 1, 30.0))
-    assert dt_abc["p95_s"] > dt_ack["p95_s"]
+    # The drop-tail point over three seeds: one seed's p95 is a coin flip (seed 1:
+    # 1.51 vs 1.50 s; seeds 2 and 3 order the other way on the previous simulator).
+    p95 = {abc_mode: np.mean([R.droptail_abc_point((20, "packet", abc_mode, seed, 30.0))["p95_s"] for seed in (1, 2, 3)])
+           for abc_mode in ("per-ack", "l2")}
+    assert p95["l2"] > p95["per-ack"], p95
 
 
 def test_video_backlog_dominates_voip_recovery_dominates():
