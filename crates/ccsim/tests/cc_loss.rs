@@ -355,3 +355,26 @@ fn cubic_epoch_follows_w_of_t_in_the_simulator() {
     // before; the hook-level test with an ideal ACK clock gets 0.94).
     assert!(n > 100 && dev_first <= 4.0 && dev_band <= 2.0 && dev_late <= 1.3, "{dev_first} {dev_band} {dev_late}");
 }
+
+/// CUBIC's slow-start exit against the kernel (Linux 6.18 through ccemu, the same
+/// paths): HyStart leaves slow start at (cwnd, time) = (59, 147 ms) on 10 Mbit/s,
+/// 40 ms RTT, 34-packet buffer, and (246, 557 ms) on 20 Mbit/s, 100 ms, 167 packets —
+/// by delay on the first, by ACK train on the second. Both need HyStart's rounds to
+/// start at a flight's first ACK (the round reset runs below `hystart_low_window`
+/// too) and the receiver's segment-by-segment ACKs while its window grows. Times are
+/// from the flow's start here and from the first data segment on the kernel; this
+/// harness's access links add a little to the RTT, hence 25 ms.
+#[test]
+fn cubic_leaves_slow_start_where_the_kernel_does() {
+    for (rate, one_way, limit, want_cwnd, want_ms) in
+        [(10_000_000, 20 * MS, 34, 59.0, 147.0), (20_000_000, 50 * MS, 167, 246.0, 557.0)]
+    {
+        let sim = run_traced("cubic", serde_json::json!({}), SEC, path(rate, one_way, limit, None));
+        let st = &sim.traces.state;
+        let i = (0..st.t.len()).find(|&i| st.ssthresh_pkts[i] < 1e6).expect("slow start ended");
+        let (cwnd, t_ms) = (st.ssthresh_pkts[i], st.t[i] as f64 / 1e6);
+        println!("{rate} b/s: slow start left at cwnd {cwnd} at {t_ms:.1} ms (kernel {want_cwnd} at {want_ms} ms)");
+        assert!((cwnd - want_cwnd).abs() <= 0.05 * want_cwnd, "cwnd {cwnd} vs kernel {want_cwnd}");
+        assert!((t_ms - want_ms).abs() <= 25.0, "{t_ms} ms vs kernel {want_ms} ms");
+    }
+}

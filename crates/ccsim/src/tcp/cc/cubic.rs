@@ -305,8 +305,15 @@ impl Cubic {
 
     /// `hystart_update`.
     fn hystart_update(&mut self, cx: &mut CcContext<'_>, delay: u32) {
+        // Rounds are kept below `hystart_low_window` too (Linux 5.7+ checks the window
+        // after the reset), so the first round that may trigger starts at a flight's
+        // first ACK, not wherever cwnd crosses 16 in the middle of an ACK train (where
+        // the first 8 samples would already carry the queue the train builds).
         if cx.sk.snd_una > self.end_seq {
             self.hystart_reset(cx);
+        }
+        if cx.sk.cwnd < self.p.hystart_low_window {
+            return;
         }
         let sk = &mut *cx.sk;
         if self.p.hystart_detect & HYSTART_ACK_TRAIN != 0 {
@@ -454,7 +461,7 @@ impl CongestionOps for Cubic {
         if self.delay_min == 0 || self.delay_min > delay {
             self.delay_min = delay;
         }
-        if !self.found && cx.sk.in_slow_start() && self.p.hystart && cx.sk.cwnd >= self.p.hystart_low_window {
+        if !self.found && cx.sk.in_slow_start() && self.p.hystart {
             self.hystart_update(cx, delay);
         }
     }
