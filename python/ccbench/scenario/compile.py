@@ -31,6 +31,9 @@ def to_sim_config(scn: "Scenario", seed: Optional[int] = None) -> dict[str, Any]
         raise ScenarioError([("seed", f"{seed!r} is not a valid seed (accepted: an integer 0 .. 2^64-1)")])
     topo = scn.topology
     topology = topo.to_json(scn.pairs or 1) if isinstance(topo, Dumbbell) else topo.to_json()
+    flows = apply_workload(scn, _flows_json(scn), seed)
+    if run.start_jitter > 0:
+        _jitter_starts(flows, run.start_jitter, seed)
     return {
         "seed": seed,
         "duration_ns": run.duration,
@@ -38,8 +41,20 @@ def to_sim_config(scn: "Scenario", seed: Optional[int] = None) -> dict[str, Any]
         "state_sample_ns": run.state_sample,
         "state_on_change": run.state_on_change,
         "topology": topology,
-        "flows": apply_workload(scn, _flows_json(scn), seed),
+        "flows": flows,
     }
+
+
+def _jitter_starts(flows: list[dict[str, Any]], jitter_ns: int, seed: int) -> None:
+    """``[run] start_jitter``: each flow starts a uniform [0, jitter) later, drawn from
+    the run seed (its own stream, so the simulator's other draws are unchanged)."""
+    import random
+
+    rng = random.Random(f"start_jitter/{seed}")
+    for f in flows:
+        f["start_ns"] += int(rng.random() * jitter_ns)
+        if "stop_ns" in f:
+            f["stop_ns"] = max(f["stop_ns"], f["start_ns"] + 1)
 
 
 def _flows_json(scn: "Scenario") -> list[dict[str, Any]]:
