@@ -16,6 +16,7 @@
 
 use crate::tcp::segment::Segment;
 
+use super::window::RMEM_TO_WIN_SCALE;
 use super::TcpReceiver;
 
 /// `TCP_MSS_DEFAULT`: RFC 1122's 536 bytes, the first guess and the size from which a
@@ -27,8 +28,8 @@ const TCP_MIN_MSS: u32 = 88;
 const TCP_HEADER: u32 = 20;
 /// `TCPOLEN_TSTAMP_ALIGNED`: the timestamp option, part of `tp->tcp_header_len`.
 const TCP_TS_OPTION: u32 = 12;
-/// `TCP_RMEM_TO_WIN_SCALE`: `scaling_ratio` is in 1/256.
-const RATIO_ONE: u64 = 256;
+/// A ratio of one: `scaling_ratio` is in 1 / 2^`TCP_RMEM_TO_WIN_SCALE`.
+const RATIO_ONE: u64 = 1 << RMEM_TO_WIN_SCALE;
 
 impl TcpReceiver {
     /// `tcp_initialize_rcv_mss`: the smaller of our MSS, half the first window and

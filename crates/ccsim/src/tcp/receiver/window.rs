@@ -18,7 +18,7 @@ use crate::time::Nanos;
 use super::TcpReceiver;
 
 /// `TCP_RMEM_TO_WIN_SCALE`: `scaling_ratio` is in 1/256.
-const RMEM_TO_WIN_SCALE: u32 = 8;
+pub(super) const RMEM_TO_WIN_SCALE: u32 = 8;
 /// `TCP_INIT_CWND`: `rcvq_space.space` starts at ten segments.
 const TCP_INIT_CWND: u64 = 10;
 
