@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pandas as pd
+from .recorded import read_recorded
 
 JITTER_INTRO = (
     "### Brosh Tables 3 and 4: the jitter column, read two ways\n\n"
@@ -147,15 +147,11 @@ TABLE4_MD = (
 )
 
 
-def _read(path: Path) -> pd.DataFrame | None:
-    return pd.read_csv(path) if path.is_file() else None
-
-
 def jitter_table(results: Path) -> str:
     """The jitter readings of the recorded Table 3 and 4 results, next to the paper's column."""
     rows = []
     for study, csv, table in (("brosh-droptail", "brosh_droptail.csv", "3"), ("brosh-video", "brosh_video.csv", "4")):
-        df = _read(Path(results) / f"reproduce-{study}" / csv)
+        df = read_recorded(Path(results) / f"reproduce-{study}" / csv)
         if df is None:
             continue
         for r in df.itertuples(index=False):

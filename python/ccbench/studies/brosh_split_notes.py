@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from .recorded import read_recorded
+
 HYPOTHESES_MD = (
     "### Brosh §7: why the schemes rank as they do, hypotheses tested\n"
     "\n"
@@ -86,10 +88,6 @@ ROWS_MD = (
 )
 
 
-def _read(path: Path) -> pd.DataFrame | None:
-    return pd.read_csv(path) if path.is_file() else None
-
-
 def note(results: Path) -> str:
     """The section, as ``ccbench reproduce --summary`` writes it after the Brosh tables."""
     d = Path(results) / "reproduce-brosh-split"
@@ -101,7 +99,7 @@ def note(results: Path) -> str:
            "one flow at 1 % random loss. **In-order merge assumption:** the receiver merges the connections by "
            "message number and delivers in order (`reduction_pct`); `reduction_conn_pct` is in order per connection "
            "only (round-robin), `reduction_nohol_pct` without head-of-line blocking (`t_arrive`).\n\n"]
-    chk = _read(d / "brosh_split_checks.csv")
+    chk = read_recorded(d / "brosh_split_checks.csv")
     if chk is not None:
         out.append("The paper's claims against the recorded testbed results (reductions averaged over the web-flow "
                    "counts of a sweep):\n\n| sweep | claim | ours | paper | holds |\n|---|---|---|---|---|\n")
@@ -109,7 +107,7 @@ def note(results: Path) -> str:
             ours = "" if pd.isna(r.ours) else str(r.ours)
             out.append(f"| {r.sweep} | {r.claim} | {ours} | {r.paper} | {'yes' if r.holds else 'no'} |\n")
         out.append("\n")
-    mdl = _read(d / "brosh_split_model.csv")
+    mdl = read_recorded(d / "brosh_split_model.csv")
     if mdl is not None:
         from .brosh_split_model import averages
 
@@ -121,7 +119,7 @@ def note(results: Path) -> str:
                    "connections 60 % for video, VoIP negligible. The model's percentiles sit on a coarse lattice (multiples of the packet interval "
                    "and RTT), so single points jump by 0.1 s and the average is noisy; the in-order merge (CDF^5) "
                    "turns the parallel gain into a loss (in the simulated testbed the merge costs about 10 points).\n\n")
-    rnd = _read(d / "brosh_split_random.csv")
+    rnd = read_recorded(d / "brosh_split_random.csv")
     if rnd is not None:
         cells = "; ".join(f"{r.variant} {r.reduction_pct:.0f} % (no HOL {r.reduction_nohol_pct:.0f} %)"
                           for r in rnd.itertuples(index=False) if r.variant != "single")

@@ -6,22 +6,17 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pandas as pd
-
 from .brosh_droptail_notes import note as brosh_tables
 from .brosh_split_notes import note as brosh_split
 from .luebben_notes import note as luebben
+from .recorded import read_recorded
 from .wei_ch2_notes import note as wei_ch2
 from .wei_ch3_notes import note as wei
 
 
-def _read(path: Path) -> pd.DataFrame | None:
-    return pd.read_csv(path) if path.is_file() else None
-
-
 def stewart(results: Path) -> str:
     d = results / "reproduce-stewart"
-    tab, mech = _read(d / "stewart.csv"), _read(d / "stewart_mechanism.csv")
+    tab, mech = read_recorded(d / "stewart.csv"), read_recorded(d / "stewart_mechanism.csv")
     out = ["### Stewart: why FB-loose loss peaks near 30, 60 and 90 kB\n\n"]
     if tab is not None:
         pk = tab[tab["quantity"].astype(str).str.startswith("FB-loose loss at 30/60/90")]
@@ -74,7 +69,7 @@ def stewart(results: Path) -> str:
 
 
 def weigle(results: Path) -> str:
-    tab = _read(results / "reproduce-weigle" / "weigle.csv")
+    tab = read_recorded(results / "reproduce-weigle" / "weigle.csv")
     out = ["### Weigle: the model against a textbook stack and against Linux\n\n",
            "The paper validated its model against ns-2 Reno: no SACK, no RACK or tail-loss probe, timeouts by the "
            "RFC timer. ccbench's default TCP is Linux's. The study runs both: `stack = \"textbook-reno\"` (a "

@@ -10,11 +10,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from .recorded import read_recorded
 from .wei_sync_notes import note as hypotheses
-
-
-def _read(path: Path) -> pd.DataFrame | None:
-    return pd.read_csv(path) if path.is_file() else None
 
 
 def _ours(t: pd.DataFrame, quantity: str, setting: str | None = None) -> str:
@@ -28,7 +25,7 @@ def _ours(t: pd.DataFrame, quantity: str, setting: str | None = None) -> str:
 
 
 def ch3(results: Path) -> str:
-    t = _read(Path(results) / "reproduce-wei-ch3" / "wei_ch3.csv")
+    t = read_recorded(Path(results) / "reproduce-wei-ch3" / "wei_ch3.csv")
     out = ["### Wei Ch. 3 figures: what matches and what does not\n\n"]
     if t is None:
         return out[0] + "No recorded `wei-ch3` results.\n"
@@ -83,7 +80,7 @@ def ch3(results: Path) -> str:
 
 
 def probe(results: Path) -> str:
-    t = _read(Path(results) / "reproduce-wei-probe" / "wei_probe.csv")
+    t = read_recorded(Path(results) / "reproduce-wei-probe" / "wei_probe.csv")
     out = ["\n### Wei §4.3: the probe's loss analysis on a simulated, an emulated and a real path\n\n"]
     link = ""
     if t is not None:
