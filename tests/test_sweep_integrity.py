@@ -284,3 +284,33 @@ def test_views_still_read_every_table(done, cli):  # noqa: F811
         assert r.stdout.split() in (["n", "2"], ["n", "1"], ["n", "0"])
     r = cli("query", str(out), "SELECT point, count(*) AS n FROM packets GROUP BY 1 ORDER BY 1", "--format", "csv")
     assert [ln.split(",")[0] for ln in r.stdout.split()[1:]] == [d.name for d in _points(out)]
+
+
+def test_points_of_another_simulator_build_run_again(done):
+    """Resuming into a directory filled by another build must not mix two simulators."""
+    from ccbench.sweep import run_sweep
+    from ccbench.sweep.engine import engine_id
+
+    spec, out = done
+    first, second = _points(out)
+    rec = json.loads((first / "summary.json").read_text())
+    assert rec["engine"] == engine_id("sim") and "core " in rec["engine"]
+    rec["engine"] = "ccbench 0.0.1 core 000000000000"
+    (first / "summary.json").write_text(json.dumps(rec))
+    legacy = json.loads((second / "summary.json").read_text())
+    del legacy["engine"]  # written before engines were recorded
+    (second / "summary.json").write_text(json.dumps(legacy))
+    res = run_sweep(spec, out, jobs=1, progress=False)
+    assert res.ran == 2 and res.skipped == 0
+    assert "another engine (ccbench 0.0.1" in res.repaired[first.name]
+    assert "before runs recorded" in res.repaired[second.name]
+    again = run_sweep(spec, out, jobs=1, progress=False)
+    assert again.ran == 0 and again.skipped == 2
+
+
+def test_kernel_points_without_engine_are_kept():
+    from ccbench.sweep.engine import engine_id, stale
+
+    assert stale({"status": "ok"}, "emu") is None
+    assert stale({"engine": engine_id("emu")}, "emu") is None
+    assert "another engine" in stale({"engine": "kernel 2.6.16"}, "emu")

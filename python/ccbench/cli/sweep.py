@@ -39,6 +39,7 @@ def sweep_cmd(
     from ccbench.cli.errors import require_extra
     from ccbench.cli.progress import output_console
     from ccbench.sweep import SweepStore, load_sweep, run_sweep
+    from ccbench.sweep.engine import stale
 
     if jobs is not None and jobs < 1:
         raise SweepError(f"--jobs: {jobs} is not accepted (accepted: a number of processes >= 1)")
@@ -62,6 +63,8 @@ def sweep_cmd(
             why = store.damage(pt.id) if st else None
             if why:
                 st = f"damaged ({why}): to run"
+            elif st == "ok" and (why := stale(store.read_point(pt.id) or {}, spec.backend)):
+                st = f"stale ({why}): to run"
             t.add_row(pt.id, *[_show(pt.values[k]) for k in spec.parameters], str(pt.seed), st or "to run")
         console.print(t)
         return

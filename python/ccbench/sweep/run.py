@@ -27,6 +27,7 @@ from typing import Any, Callable, Optional
 
 import pandas as pd
 
+from .engine import engine_id, stale
 from .spec import Point, SweepError, SweepSpec
 from .lock import sweep_lock
 from .store import SweepStore, flow_rows
@@ -102,6 +103,7 @@ def _record(task: dict[str, Any], status: str, error: Optional[str], rows: list,
         "rows": rows,
         "wall_s": wall_s,
         "host": socket.gethostname(),
+        "engine": engine_id(task["backend"]),
         "finished": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
     }
 
@@ -154,7 +156,7 @@ def plan(
         rec = store.read_point(pid)
         status = None if rec is None else rec.get("status")
         if status == "ok" or (status == "error" and not retry_errors):
-            why = store.damage(pid, rec)
+            why = store.damage(pid, rec) or (stale(rec, spec.backend) if status == "ok" else None)
             if why is None:
                 skipped.append(pt)
                 continue
