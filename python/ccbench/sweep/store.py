@@ -14,8 +14,9 @@
         meta.json           written atomically (temporary name, fsync, rename)
       .lock                 held by the running sweep (see lock.py)
 
-A point whose files are missing, truncated or fail their checksum is *damaged*: a
-resumed sweep runs it again, and ``summary`` / ``connect`` (``ccbench query``,
+A point whose files are missing, truncated or fail their checksum is *damaged*, and
+one computed by another engine (another simulator build, another kernel: see
+:mod:`ccbench.sweep.engine`) is *stale*: a resumed sweep runs either again, and ``summary`` / ``connect`` (``ccbench query``,
 ``ccbench report``) leave it out with one warning naming it and the file.
 
 Columns of ``summary.parquet``: ``point``, one column per swept parameter named by its
