@@ -24,7 +24,10 @@ Fields: ``rate`` (bottleneck rate, both directions), ``rtt`` (base RTT: twice th
 bottleneck's one-way delay), ``buffer`` (``"<x>bdp"`` in whole packets of 1500 B,
 ``"<x>bdp:bytes"`` in bytes, or a literal limit like ``"100pkt"`` / ``"64KB"``), ``mix``
 (see :data:`MIXES`), ``cc`` (every TCP flow), ``aqm`` (``droptail``, ``red``, ``codel``,
-``fq_codel``, ``pie``: the buffer is the AQM's limit, ECN off), ``duration``, ``name``.
+``fq_codel``, ``pie``: the buffer is the AQM's limit, ECN off), ``duration``, ``name``,
+``start_jitter`` (simulator only: each flow starts up to this much late, drawn from the
+seed, as the scenario key ``run.start_jitter``; the emulator's flows have the real start
+spread of processes opening connections, which this stands for; not part of the name).
 """
 
 from __future__ import annotations
@@ -54,8 +57,9 @@ MIXES = {
     "short": "three transfers of 10 KB, 100 KB and 1 MB started 0, 2 and 4 s in, one at a time",
 }
 AQMS = ("droptail", "red", "codel", "fq_codel", "pie")
-FIELDS = ("name", "rate", "rtt", "buffer", "mix", "cc", "aqm", "duration")
-DEFAULTS = {"rate": "10Mbit", "rtt": "40ms", "buffer": "1bdp", "mix": "1", "cc": "cubic", "aqm": "droptail"}
+FIELDS = ("name", "rate", "rtt", "buffer", "mix", "cc", "aqm", "duration", "start_jitter")
+DEFAULTS = {"rate": "10Mbit", "rtt": "40ms", "buffer": "1bdp", "mix": "1", "cc": "cubic", "aqm": "droptail",
+            "start_jitter": "0s"}
 TOP_KEYS = ("description", "reps", "duration", "defaults", "axes", "rows", "full")
 
 
@@ -76,6 +80,7 @@ class MatrixRow:
     cc: str
     aqm: str
     duration: str
+    start_jitter: str = "0s"
 
     @property
     def rate_bps(self) -> float:
@@ -113,7 +118,10 @@ class MatrixRow:
             # server-side access delay per pair adds twice itself to the RTT
             topo["access"] = {"rate": "10Gbit", "delay": "0ms",
                               "pair_delays": [f"{self.rtt_s * 1e3 * k / 2:.6g}ms" for k in (0, 0.25, 0.5, 1.0)]}
-        return {"run": {"duration": self.duration, "seed": 1, "state_sample": "10ms"},
+        run: dict[str, Any] = {"duration": self.duration, "seed": 1, "state_sample": "10ms"}
+        if parse_duration(self.start_jitter) > 0:
+            run["start_jitter"] = self.start_jitter
+        return {"run": run,
                 "topology": topo, "flows": flows}
 
     def scenario(self):
@@ -191,6 +199,9 @@ def _check_value(key: str, value: Any, where: str) -> str:
         elif key in ("rtt", "duration"):
             if parse_duration(v) <= 0:
                 raise ValueError
+        elif key == "start_jitter":
+            if parse_duration(v) < 0:
+                raise ValueError
         elif key == "buffer":
             if "bdp" in v:
                 x, _, unit = v.partition("bdp")
@@ -206,6 +217,7 @@ def _check_value(key: str, value: Any, where: str) -> str:
         raise
     except (ValueError, TypeError, ScenarioError):
         accepted = {"rate": 'a rate > 0 like "10Mbit"', "rtt": 'a duration > 0 like "40ms"', "duration": 'a duration > 0 like "20s"',
+                    "start_jitter": 'a duration >= 0 like "2ms"',
                     "buffer": '"<x>bdp" (packets), "<x>bdp:bytes", or a limit like "100pkt" / "64KB"'}[key]
         raise MatrixError(f"{where}.{key}: {value!r} is not accepted (accepted: {accepted})") from None
     return v

@@ -5,9 +5,14 @@ Every metric comes from the tables both backends write in the same format (``flo
 same code:
 
 * ``goodput_bps`` (a finished transfer's over its completion time), ``share`` (of the
-  bottleneck rate), ``loss_rate``, ``rtt_p50_s`` /
-  ``rtt_p95_s`` (smoothed RTT percentiles), ``completion_s`` (transfers) and
+  bottleneck rate), ``loss_rate``, ``completion_s`` (transfers) and
   ``delay_p50_s`` / ``delay_p95_s`` / ``delay_p99_s`` (CBR messages): the flow table;
+* ``rtt_p50_s`` / ``rtt_p95_s``: percentiles of the smoothed RTT (``srtt_s``) sampled at
+  regular times in the cwnd table, from the flow's start to its completion (a transfer)
+  or the end of the run. The flow tables' own RTT columns cannot be compared across
+  backends: the simulator's are percentiles of every raw RTT sample (one per ACK, so
+  wider than srtt's), the emulator's of the polled srtt including the frozen value of a
+  finished transfer's socket until the run ends (14 s of it for a 1 s transfer);
 * ``retrans_pkts``: retransmitted bytes over the MSS;
 * ``drops``: the flow's packets dropped at the bottleneck (``drops`` table);
 * ``first_loss_s``: first drop of the flow after its start;
@@ -62,6 +67,22 @@ def _cwnd_metrics(c: pd.DataFrame, start_s: float) -> dict[str, float]:
     if ratios:
         out["reduction_ratio"] = float(np.median(ratios))
     return out
+
+
+def _srtt_percentiles(c: pd.DataFrame, start_s: float, completion_s: float) -> tuple[float, float]:
+    """(p50, p95) of the regularly sampled srtt while the flow is active (see module doc)."""
+    if c.empty:
+        return float("nan"), float("nan")
+    t = c["t"].to_numpy(float)
+    srtt = c["srtt_s"].to_numpy(float)
+    end = start_s + completion_s if np.isfinite(completion_s) else np.inf
+    live = (t >= start_s) & (srtt > 0)
+    v = srtt[live & (t <= end)]
+    if not v.size:  # a transfer shorter than the sampling interval: the srtt it ended with
+        v = srtt[live][:1]
+    if not v.size:
+        return float("nan"), float("nan")
+    return float(np.percentile(v, 50)), float(np.percentile(v, 95))
 
 
 def _overlap_fairness(run, bulk: list[str]) -> tuple[float, float]:
@@ -142,11 +163,12 @@ def run_metrics(run, rate_bps: float) -> pd.DataFrame:
         c = run.cwnd[run.cwnd["flow"].astype(str) == r.flow] if not run.cwnd.empty else run.cwnd
         # a finished transfer's goodput is over its own lifetime (bytes / completion time) on
         # both backends: the flow tables divide by different spans for it
+        rtt50, rtt95 = _srtt_percentiles(c, float(r.start_s), float(r.completion_s)) if r.transport == "tcp" else (float("nan"),) * 2
         gp = float(r.bytes_delivered) * 8 / float(r.completion_s) if np.isfinite(r.completion_s) and r.completion_s > 0 else float(r.goodput_bps)
         row = {
             "flow": r.flow, "transport": r.transport, "start_s": float(r.start_s), "end_s": float(r.end_s),
             "bytes_delivered": float(r.bytes_delivered), "goodput_bps": gp, "share": gp / rate_bps, "loss_rate": float(r.loss_rate),
-            "rtt_p50_s": float(r.rtt_p50_s), "rtt_p95_s": float(r.rtt_p95_s),
+            "rtt_p50_s": rtt50, "rtt_p95_s": rtt95,
             "retrans_pkts": float(r.retrans_bytes) / MSS, "drops": float(len(mine)), "first_loss_s": first,
             "jain": jain, "goodput_cv": cv, "queue_p50_pkts": q50, "queue_p95_pkts": q95,
             "completion_s": float(r.completion_s), "delay_p50_s": float(r.delay_p50_s),
