@@ -104,8 +104,10 @@ class MatrixRow:
             return f"{max(2, math.ceil(frac * self.bdp_bytes() / MSS_WIRE))}pkt"
         return b
 
-    def scenario_dict(self) -> dict[str, Any]:
-        """The scenario of this row as the dict a scenario file parses into."""
+    def scenario_dict(self, backend: str = "sim") -> dict[str, Any]:
+        """The scenario of this row as the dict a scenario file parses into. The
+        emulator's has no ``start_jitter`` (its flows have real start spreads), so its
+        recorded runs stay resumable when the simulator's jitter changes."""
         queue: dict[str, Any] = {"kind": self.aqm, "limit": self.queue_limit()}
         if self.aqm != "droptail":
             queue["ecn"] = False  # fq_codel marks by default; the matrix compares loss-based TCP
@@ -119,16 +121,16 @@ class MatrixRow:
             topo["access"] = {"rate": "10Gbit", "delay": "0ms",
                               "pair_delays": [f"{self.rtt_s * 1e3 * k / 2:.6g}ms" for k in (0, 0.25, 0.5, 1.0)]}
         run: dict[str, Any] = {"duration": self.duration, "seed": 1, "state_sample": "10ms"}
-        if parse_duration(self.start_jitter) > 0:
+        if backend == "sim" and parse_duration(self.start_jitter) > 0:
             run["start_jitter"] = self.start_jitter
         return {"run": run,
                 "topology": topo, "flows": flows}
 
-    def scenario(self):
+    def scenario(self, backend: str = "sim"):
         from ccbench.scenario import Scenario
 
         try:
-            return Scenario.from_dict(self.scenario_dict())
+            return Scenario.from_dict(self.scenario_dict(backend))
         except ScenarioError as e:
             raise MatrixError(f"rows.{self.name}: does not make a valid scenario: {str(e).splitlines()[0]}") from None
 

@@ -81,7 +81,7 @@ def _sweep_rows(row: MatrixRow, backend: str, reps: int, out: Path, jobs: Option
     from ccbench.run import Run
     from ccbench.sweep import SweepSpec, SweepStore, run_sweep
 
-    spec = SweepSpec(scenario=row.scenario(), seeds=list(range(1, reps + 1)), backend=backend, source=row.name)
+    spec = SweepSpec(scenario=row.scenario(backend), seeds=list(range(1, reps + 1)), backend=backend, source=row.name)
     d = out / backend / row.name
     if jobs is None:
         jobs = 1 if backend == "emu" else min(reps, max(1, len(os.sched_getaffinity(0))))

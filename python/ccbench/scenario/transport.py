@@ -171,6 +171,7 @@ _TCP_KEYS: dict[str, str] = {
     "min_rto": "min_rto_ms",
     "max_rto": "max_rto_ms",
     "initial_rto": "initial_rto_ms",
+    "syn_rtt": "syn_rtt_us",
     "delack_min": "delack_min_ms",
     "delack_max": "delack_max_ms",
     "tlp": "tlp",
@@ -240,6 +241,14 @@ class Tcp(Table):
     min_rto: Optional[Duration] = None
     max_rto: Optional[Duration] = None
     initial_rto: Optional[Duration] = None
+    #: The RTT sample of a SYN exchange (simulator only; the kernel measures its own).
+    #: The simulator has no handshake; a Linux connection starts with this sample, so
+    #: srtt, RTO and min-RTT are set before its first data segment (a lost first flight
+    #: is recovered after a few hundred ms, not the 1 s initial RTO), and the receiver
+    #: bounds its delayed ACKs by it. Default: none (the first data ACK gives the first
+    #: sample). Set it to the path's round trip of a SYN, including the queue the SYN
+    #: would meet at connect time.
+    syn_rtt: Optional[Duration] = None
     delack_min: Optional[Duration] = None
     delack_max: Optional[Duration] = None
     #: Tail loss probes (RFC 8985 §7; Linux >= 3.10) and F-RTO (RFC 5682): both on as in
@@ -276,7 +285,7 @@ class Tcp(Table):
             v = getattr(self, key)
             if v is None:
                 continue
-            out[rust] = v // 1_000_000 if key in _MS_FIELDS else v
+            out[rust] = v // 1_000_000 if key in _MS_FIELDS else (v // 1_000 if key == "syn_rtt" else v)
         if self.cc is not None:
             out["cc"] = self.cc.to_json()
         return out

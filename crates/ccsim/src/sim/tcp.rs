@@ -122,6 +122,8 @@ impl TcpFlow {
             moderate_rcvbuf: cfg.moderate_rcvbuf,
             scaling_ratio: cfg.rcv_scaling_ratio,
             ecn_mode,
+            // the passive side's sample of the same handshake (SYN-ACK to ACK)
+            srtt_ns: (cfg.syn_rtt_us > 0).then_some(cfg.syn_rtt_us * 1000),
             ..ReceiverConfig::default()
         };
         rcfg.validate().map_err(|e| crate::ConfigError::new(format!("{field}.{}", e.field), e.msg))?;

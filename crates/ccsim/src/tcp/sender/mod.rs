@@ -382,6 +382,11 @@ impl TcpSender {
             batch_new: 0,
             stats: SenderStats::default(),
         };
+        if cfg.syn_rtt_us > 0 {
+            // The handshake's sample (see `TcpConfig::syn_rtt_us`); before the CC's init,
+            // as Linux's `tcp_init_transfer` runs after `tcp_ack` of the SYN-ACK.
+            s.rtt.on_sample(now, cfg.syn_rtt_us, cfg.syn_rtt_us, 0, 0);
+        }
         s.with_cc(|cc, cx| cc.ops().init(cx));
         s
     }

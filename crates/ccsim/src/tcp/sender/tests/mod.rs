@@ -305,6 +305,19 @@ fn first_rto_without_rtt_sample_is_initial_rto() {
     assert!(p.s.in_rto() || p.s.snd_una() > 0);
 }
 
+#[test]
+fn syn_rtt_sample_sets_the_first_rto_like_a_linux_handshake() {
+    // With the SYN exchange's 50 ms sample the first flight's RTO is Linux's
+    // srtt + max(4 rttvar, rto_min) = 50 + 200 ms (`tcp_set_rto`), not the 1 s initial.
+    let mut p = bulk(TcpConfig { tlp: false, syn_rtt_us: 50_000, ..reno() }, 10, 50 * MS, None);
+    for i in 0..10 {
+        p.on(seg(i), 1, Action::Drop);
+    }
+    p.run_until(1500 * MS);
+    let rtos = p.rtos();
+    assert!(!rtos.is_empty() && rtos[0] == 250 * MS, "first RTO at {:?}", rtos);
+}
+
 // ---------------------------------------------------------------- ECN
 
 #[test]
