@@ -190,3 +190,36 @@ def test_simulator_against_committed_kernel_numbers(tmp_path):
     assert not new, f"the simulator drifted beyond the targets: {new}"
     closed = known_keys - set(failing)
     assert not closed, f"known gaps now within target (delete them from ci_known_gaps.csv): {closed}"
+
+
+def test_exchangeable_flows_are_compared_by_goodput_rank():
+    from ccbench.fidelity.compare import rank_exchangeable
+
+    runs = pd.DataFrame({
+        "scenario": ["ten"] * 6 + ["two"] * 2,
+        "backend": ["emu"] * 3 + ["sim"] * 3 + ["sim"] * 2,
+        "rep": [1] * 8,
+        "flow": ["bulk0", "bulk1", "(all)", "bulk0", "bulk1", "(all)", "first", "second"],
+        "goodput_bps": [2.0, 8.0, 10.0, 7.0, 3.0, 10.0, 1.0, 2.0],
+    })
+    out = rank_exchangeable(runs, {"ten"})
+    ten = out[out.scenario == "ten"].set_index(["backend", "flow"]).goodput_bps
+    assert ten[("emu", "top1")] == 8.0 and ten[("emu", "top2")] == 2.0
+    assert ten[("sim", "top1")] == 7.0 and ten[("sim", "top2")] == 3.0
+    assert ten[("emu", "(all)")] == 10.0  # the aggregate row keeps its name
+    assert list(out[out.scenario == "two"].flow) == ["first", "second"]  # other mixes untouched
+    assert list(runs.flow[:2]) == ["bulk0", "bulk1"]  # the input is not modified
+
+
+def test_srtt_percentiles_cover_only_a_transfers_lifetime():
+    from ccbench.fidelity.metrics import _srtt_percentiles
+
+    t = np.arange(0, 10, 0.01)
+    srtt = np.where(t < 1.0, 0.05, 0.2)  # the frozen value after completion at 1 s
+    c = pd.DataFrame({"t": t, "srtt_s": srtt})
+    assert _srtt_percentiles(c, 0.0, 1.0) == (0.05, 0.05)
+    p50, p95 = _srtt_percentiles(c, 0.0, float("nan"))  # a bulk flow: the whole run
+    assert p50 == 0.2 and p95 == 0.2
+    # a transfer shorter than the sampling interval: the srtt it ended with
+    c2 = pd.DataFrame({"t": [0.0, 0.01], "srtt_s": [0.0, 0.043]})
+    assert _srtt_percentiles(c2, 0.0, 0.004) == (0.043, 0.043)

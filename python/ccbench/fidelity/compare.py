@@ -20,9 +20,29 @@ from typing import Optional
 import numpy as np
 import pandas as pd
 
-__all__ = ["Target", "TARGETS", "compare", "worst_rows", "ALL_FLOWS"]
+__all__ = ["Target", "TARGETS", "compare", "worst_rows", "ALL_FLOWS", "rank_exchangeable"]
 
 ALL_FLOWS = "(all)"
+
+
+def rank_exchangeable(runs: pd.DataFrame, scenarios: set[str]) -> pd.DataFrame:
+    """Flows of ``scenarios`` renamed by their goodput rank within their run (``top1`` the
+    fastest). Where flows are exchangeable (same path, same start), a label such as
+    ``bulk2`` names nothing both backends share: which flow ends up fastest is decided
+    by start-up chance on the kernel and by the seed in the simulator. The k-th fastest
+    flow of a kernel run against the k-th fastest of a simulator run compares what
+    the issue asks of such a mix: how widely the flows' goodputs spread, and how each
+    rank fares (its retransmits, srtt, reductions)."""
+    if not scenarios or runs.empty:
+        return runs
+    runs = runs.copy()
+    sel = runs["scenario"].isin(scenarios) & (runs["flow"] != ALL_FLOWS)
+    if not sel.any():
+        return runs
+    part = runs[sel]
+    order = part.groupby(["scenario", "backend", "rep"])["goodput_bps"].rank(method="first", ascending=False)
+    runs.loc[sel, "flow"] = ["top" + str(int(k)) for k in order]
+    return runs
 
 
 @dataclass(frozen=True)

@@ -42,7 +42,7 @@ from typing import Any, Optional
 from ccbench.scenario import ScenarioError
 from ccbench.scenario.units import parse_duration, parse_queue_limit, parse_rate
 
-__all__ = ["Matrix", "MatrixRow", "MatrixError", "load_matrix", "loads_matrix", "MIXES", "FIELDS"]
+__all__ = ["Matrix", "MatrixRow", "MatrixError", "load_matrix", "loads_matrix", "MIXES", "FIELDS", "EXCHANGEABLE_MIXES"]
 
 MSS_WIRE = 1500  # packet size a BDP in packets is counted in (the scenario default MTU)
 
@@ -56,6 +56,8 @@ MIXES = {
     "tcp-cbr": "one bulk TCP flow beside a TCP CBR flow (1000 B every 10 ms)",
     "short": "three transfers of 10 KB, 100 KB and 1 MB started 0, 2 and 4 s in, one at a time",
 }
+#: mixes whose flows share path and start: compared by goodput rank, not by name
+EXCHANGEABLE_MIXES = ("10-together",)
 AQMS = ("droptail", "red", "codel", "fq_codel", "pie")
 FIELDS = ("name", "rate", "rtt", "buffer", "mix", "cc", "aqm", "duration", "start_jitter")
 DEFAULTS = {"rate": "10Mbit", "rtt": "40ms", "buffer": "1bdp", "mix": "1", "cc": "cubic", "aqm": "droptail",

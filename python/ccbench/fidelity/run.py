@@ -24,8 +24,8 @@ from typing import Optional
 
 import pandas as pd
 
-from .compare import ALL_FLOWS, compare
-from .matrix import Matrix, MatrixError, MatrixRow
+from .compare import ALL_FLOWS, compare, rank_exchangeable
+from .matrix import EXCHANGEABLE_MIXES, Matrix, MatrixError, MatrixRow
 from .metrics import METRICS, run_metrics
 
 __all__ = ["FidelityResult", "run_fidelity", "parse_backends", "load_kernel_table"]
@@ -141,7 +141,8 @@ def run_fidelity(matrix: Matrix, out: str | Path, backends: list[str], full: boo
         frames.append(k[k["scenario"].isin([r.name for r in rows])])
     runs = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=["scenario", "backend", "rep", "flow"])
     durations = {r.name: _secs(r.duration) for r in rows}
-    cmp = compare(runs, list(METRICS), durations)
+    exchangeable = {r.name for r in rows if r.mix in EXCHANGEABLE_MIXES}
+    cmp = compare(rank_exchangeable(runs, exchangeable), list(METRICS), durations)
     runs.to_parquet(out / "fidelity_runs.parquet", index=False)
     runs.to_csv(out / "fidelity_runs.csv", index=False)
     cmp.to_parquet(out / "fidelity.parquet", index=False)
