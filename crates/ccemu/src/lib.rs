@@ -20,6 +20,7 @@ pub mod packet;
 pub mod pipe;
 pub mod probe;
 pub mod sys;
+pub mod watch;
 
 /// Host pairs the addressing plan holds: hosts 1 ..= 65534 of a /16 (0 is the network,
 /// 65535 the broadcast address).

@@ -17,7 +17,7 @@ use ccemu::bottleneck::{self, Direction, Logs};
 use ccemu::packet::FlowSpec;
 use ccemu::pipe::Pipe;
 use ccemu::probe::{self, ProbeArgs};
-use ccemu::{addr_pair, sys};
+use ccemu::{addr_pair, sys, watch};
 use ccsim::config::{SimConfig, TopologyConfig};
 use ccsim::qdisc::AnyQdisc;
 use std::collections::HashMap;
@@ -115,7 +115,9 @@ fn probe_cmd(kind: &str, m: &HashMap<String, String>) {
         "tcp-recv" => probe::tcp_recv(&a),
         "udp-send" => probe::udp_send(&a),
         "udp-recv" => probe::udp_recv(&a),
-        _ => die(format!("unknown probe {kind:?}; accepted tcp-send, tcp-recv, udp-send, udp-recv")),
+        // another program's socket (iperf3): --pid, --bind its local address
+        "tcp-watch" => watch::tcp_watch(&a, get(m, "pid").unwrap_or_else(|| die("--pid is required")), get(m, "data-after").unwrap_or(0)),
+        _ => die(format!("unknown probe {kind:?}; accepted tcp-send, tcp-recv, udp-send, udp-recv, tcp-watch")),
     };
     if let Err(e) = r {
         die(e);

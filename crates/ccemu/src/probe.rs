@@ -98,7 +98,7 @@ pub const INFO_REC: usize = 80;
 /// t u64, pacing_rate u64, delivered u64, bytes_retrans u64, cwnd u32, ssthresh u32,
 /// srtt_us u32, rttvar_us u32, rto_us u32, inflight u32, sacked u32, lost u32,
 /// retrans u32, min_rtt_us u32, ca_state u8, pad 7  (80 bytes)
-fn write_info(w: &mut impl Write, t: u64, ti: &TcpInfo) -> io::Result<()> {
+pub(crate) fn write_info(w: &mut impl Write, t: u64, ti: &TcpInfo) -> io::Result<()> {
     let inflight = (ti.unacked + ti.retrans).saturating_sub(ti.sacked + ti.lost);
     let mut b = [0u8; INFO_REC];
     b[0..8].copy_from_slice(&t.to_le_bytes());
@@ -116,7 +116,7 @@ fn write_info(w: &mut impl Write, t: u64, ti: &TcpInfo) -> io::Result<()> {
     w.write_all(&b)
 }
 
-fn err(msg: impl Into<String>) -> io::Error {
+pub(crate) fn err(msg: impl Into<String>) -> io::Error {
     io::Error::new(io::ErrorKind::Other, msg.into())
 }
 
@@ -168,7 +168,7 @@ fn set_cc(fd: RawFd, cc: &str) -> io::Result<()> {
     Ok(())
 }
 
-fn get_cc(fd: RawFd) -> String {
+pub(crate) fn get_cc(fd: RawFd) -> String {
     let mut buf = [0u8; 32];
     let mut len = 32 as libc::socklen_t;
     unsafe {

@@ -56,6 +56,11 @@ def run_cmd(
     spin_us: int = typer.Option(None, "--spin-us", hidden=True, help="Old spelling of --spin, in us."),
     rt_prio: int = typer.Option(10, "--rt-prio", help="SCHED_FIFO priority of the bottleneck threads (0 = normal scheduling)."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
+    traffic_source: str = typer.Option(
+        None, "--traffic-source",
+        help='What drives the bulk TCP flows: "ccemu" (built-in probe) or "iperf3" (the distribution\'s, default socket '
+             "settings and autotuning). Default: the scenario's [emu] traffic_source, else ccemu. UDP, CBR/on-off and "
+             "bytes transfers always use the built-in source.", show_default=False),
     keep: bool = typer.Option(False, "--keep", help="Keep the work directory with the probes' raw files (its path is in meta.json, emu.files)."),
     pcap: list[str] = pcap_opts.PCAP,
     pcap_snaplen: str = pcap_opts.SNAPLEN,
@@ -70,6 +75,8 @@ def run_cmd(
     Example: sudo ccbench emu run examples/adsl1_voip.toml --seed 1
 
     Example: sudo ccbench emu run examples/emu/cubic_10mbit.toml --pcap bottleneck_down+bottleneck_up
+
+    Example: sudo ccbench emu run examples/emu/cubic_10mbit.toml --traffic-source iperf3
     """
     from ccbench.emu.runner import emulate
     from ccbench.cli.progress import sim_progress
@@ -81,6 +88,8 @@ def run_cmd(
     # The hidden old spellings (bare ms and us) still work.
     info_interval_s = duration_s(info_interval if info_interval_ms is None else f"{info_interval_ms}ms", "--info-interval")
     spin_s = duration_s(spin if spin_us is None else f"{spin_us}us", "--spin", positive=False)
+    if traffic_source is not None and traffic_source not in ("ccemu", "iperf3"):
+        raise fail(f"--traffic-source: {traffic_source!r} is not accepted (accepted: ccemu, iperf3)")
     sc = load_scenario(scenario)
     target = out or Path("runs") / f"{scenario.stem}-emu-seed{sc.run.seed if seed is None else seed}"
     if out is not None and not no_save:
@@ -90,7 +99,8 @@ def run_cmd(
     capture = pcap_opts.pcap_options(pcap, pcap_snaplen, pcap_max_size, target)
     try:
         with sim_progress(f"emulating {scenario.name}", enabled=not quiet) as progress:
-            run = emulate(sc, seed=seed, progress=progress, info_interval=info_interval_s, spin_us=round(spin_s * 1e6), rt_prio=rt_prio, keep=keep, pcap=capture)
+            run = emulate(sc, seed=seed, progress=progress, info_interval=info_interval_s, spin_us=round(spin_s * 1e6), rt_prio=rt_prio, keep=keep, pcap=capture,
+                          traffic_source=traffic_source)
     except EmulationError as e:
         raise fail(str(e))
     pcap_opts.warn_captures(run.meta.get("pcap", []))
@@ -102,6 +112,8 @@ def run_cmd(
     console.print(flow_table(run, f"{scenario.name}  seed {run.meta['seed']}  (emulated, kernel {run.meta['versions']['kernel']})"))
     for line in _timing_lines(run):
         console.print(f"[dim]{line}[/dim]")
+    if run.meta["emu"].get("traffic_source") == "iperf3":
+        console.print(f"[dim]traffic source: {run.meta['emu'].get('iperf3')} for the bulk TCP flows[/dim]")
     for msg in run.meta["emu"]["ignored"]:
         console.print(f"[yellow]ignored by the emulator:[/yellow] {msg}")
     pcap_opts.print_captures(run.meta.get("pcap", []), console)
@@ -132,6 +144,7 @@ def check_cmd(
         typer.echo(f"ip netns:            {yn(info['netns'])}")
         typer.echo(f"sysctl:              {info['sysctl'] or 'NO'}")
         typer.echo(f"ccemu:               {info['ccemu'] or 'NO'}")
+        typer.echo(f"iperf3:              {info.get('iperf3') or 'no (only needed for --traffic-source iperf3)'}")
         typer.echo(f"kernel:              {info['kernel']}")
         typer.echo(f"congestion controls: {' '.join(info['congestion_controls']) or '(none)'}")
         if info["problems"]:

@@ -17,6 +17,11 @@ def fidelity_cmd(
     backends: str = typer.Option("sim,emu", "--backends", help="sim, emu or sim,emu (emu needs root)."),
     kernel: Path = typer.Option(None, "--kernel", help="Take the kernel rows from this fidelity_runs.csv/.parquet instead of running the emulator."),
     docs: Path = typer.Option(None, "--docs", help="Markdown file to (re)generate (default when both backends ran: docs/FIDELITY.md of a source checkout, else OUT/FIDELITY.md)."),
+    traffic_source: str = typer.Option(
+        "ccemu", "--traffic-source",
+        help='What drives the kernel side\'s bulk TCP flows: "ccemu" (built-in probe) or "iperf3" (the distribution\'s, '
+             "default socket settings and autotuning; UDP, CBR and short transfers keep the built-in source). Use its own "
+             "--out: the runs of both sources do not mix."),
     jobs: int = typer.Option(None, "--jobs", "-j", help="Parallel simulator runs (the emulator always runs one at a time)."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
 ) -> None:
@@ -31,6 +36,8 @@ def fidelity_cmd(
     target, ok), report.html (cwnd/srtt/queue overlays) and docs/FIDELITY.md.
 
     Example: sudo ccbench fidelity examples/fidelity/default.toml
+
+    Example: sudo ccbench fidelity examples/fidelity/default.toml --backends emu --traffic-source iperf3 --out runs/fid-iperf3
     """
     from ccbench.binaries import REPO
     from ccbench.cli.progress import output_console
@@ -42,13 +49,23 @@ def fidelity_cmd(
     if jobs is not None and jobs < 1:
         raise MatrixError(f"--jobs: {jobs} is not accepted (accepted: a number of processes >= 1)")
     names = parse_backends(backends)
+    if traffic_source not in ("ccemu", "iperf3"):
+        raise MatrixError(f"--traffic-source: {traffic_source!r} is not accepted (accepted: ccemu, iperf3)")
+    if traffic_source == "iperf3" and "emu" in names:
+        from ccbench.emu import iperf3 as ip3
+        from ccbench.emu import EmulationError
+
+        try:
+            ip3.find()
+        except EmulationError as e:
+            raise MatrixError(f"--traffic-source: {e}") from None
     if kernel is not None and "emu" in names:
         raise MatrixError("--kernel: is not accepted with --backends including emu (accepted: --backends sim --kernel FILE)")
     m = load_matrix(matrix)
     target = out or Path("runs") / f"fidelity-{matrix.stem}"
     console = output_console()
     res = run_fidelity(m, target, names, full=full, reps=reps, jobs=jobs, kernel=kernel, progress=not quiet, console=console,
-                       only=rows)
+                       only=rows, traffic_source=traffic_source)
     for k, msg in list(res.errors.items())[:10]:
         console.print(f"  [red]{k}[/red]: {msg}", highlight=False, soft_wrap=True)
     cmp = res.comparison

@@ -70,6 +70,7 @@ from typing import Any, Optional
 
 import numpy as np
 
+from ccbench.emu import iperf3 as ip3
 from ccbench.emu import system
 from ccbench.emu.system import NS_PREFIX, PID_DIR, EmulationError
 from ccbench.emu import tables as T
@@ -135,7 +136,7 @@ class _Plan:
     ignored: list[str] = field(default_factory=list)
 
 
-def _plan(config: dict, ns: dict[str, str], info_interval_ns: int) -> _Plan:
+def _plan(config: dict, ns: dict[str, str], info_interval_ns: int, source: str = "ccemu") -> _Plan:
     topo = config["topology"]
     if topo["kind"] != "dumbbell":
         raise EmulationError(f"topology kind {topo['kind']!r} is not supported by the emulator (accepted: dumbbell)")
@@ -169,8 +170,9 @@ def _plan(config: dict, ns: dict[str, str], info_interval_ns: int) -> _Plan:
             "index": k, "name": f["name"], "transport": tr["kind"], "app": app, "src_side": src_side, "dst_side": dst_side,
             "src_ip": src_ip, "dst_ip": dst_ip, "sport": SPORT0 + k, "dport": DPORT0 + k,
             "start_ns": f.get("start_ns", 0), "stop_ns": min(stop, duration) if stop is not None else duration,
-            "send_args": [], "recv_args": [], "cbr": app["kind"] != "bulk", "cc": None,
+            "send_args": [], "recv_args": [], "cbr": app["kind"] != "bulk", "cc": None, "tcp": tr,
         }
+        p["source"] = "iperf3" if source == "iperf3" and ip3.drives(p) else "ccemu"
         if p["cbr"]:
             # the simulator's own application code and random stream draw the schedule
             p["send_args"] += ["--app", json.dumps(app), "--seed", str(config["seed"]), "--label", f"flow/{f['name']}/app"]
@@ -297,6 +299,7 @@ def emulate(
     workdir: Optional[str] = None,
     keep: bool = False,
     pcap=None,
+    traffic_source: Optional[str] = None,
 ) -> Run:
     """Runs ``scenario`` with the real kernel TCP through the ``ccemu`` bottleneck and
     returns the :class:`Run` (same tables and columns as :func:`ccbench.simulate`).
@@ -308,17 +311,20 @@ def emulate(
     threads SCHED_FIFO at that priority. The probes' and the bottleneck's raw files go
     to ``workdir`` (kept), or to a temporary directory removed at the end unless
     ``keep``; leftovers of earlier runs that died (namespaces, pid files, work
-    directories) are removed first. ``pcap`` (:class:`ccbench.pcap.PcapOptions` of
+    directories) are removed first. ``traffic_source`` ("ccemu" or "iperf3") overrides
+    the scenario's ``[emu] traffic_source`` (see :mod:`ccbench.emu.iperf3`). ``pcap`` (:class:`ccbench.pcap.PcapOptions` of
     ``bottleneck_down`` / ``bottleneck_up``) writes the kernel's packets as they leave
     the bottleneck, with wall-clock timestamps; ``run.meta["pcap"]`` lists them.
     """
     config = scenario.to_sim_config(seed=seed)
     _check_pcap(pcap)
+    source = ip3.source_of(scenario, traffic_source)
     info = system.require()
     ccemu = info["ccemu"]
     run_id = secrets.token_hex(4)
     ns = {"srv": f"{NS_PREFIX}{run_id}-srv", "cli": f"{NS_PREFIX}{run_id}-cli"}
-    plan = _plan(config, ns, int(round(info_interval * 1e9)))
+    plan = _plan(config, ns, int(round(info_interval * 1e9)), source)
+    iperf3 = ip3.find() if any(p["source"] == "iperf3" for p in plan.flows) else None
     for msg in plan.ignored:
         warnings.warn(f"emulator ignores {msg}", stacklevel=2)
 
@@ -384,6 +390,9 @@ def emulate(
         end = t0 + duration
         rprocs = []
         for p in plan.flows:
+            if p["source"] == "iperf3":
+                rprocs.append((p, _start_iperf3(procs, ns[p["dst_side"]], ip3.server_cmd(iperf3, p), out_prefix(p, "recv"))))
+                continue
             kind = "udp-recv" if p["transport"] == "udp" else "tcp-recv"
             rp = procs.start(
                 ["ip", "netns", "exec", ns[p["dst_side"]], str(ccemu), "probe", kind, "--bind", f"{p['dst_ip']}:{p['dport']}",
@@ -392,13 +401,34 @@ def emulate(
             )
             rprocs.append((p, rp))
         for p, rp in rprocs:
+            if p["source"] == "iperf3":
+                ip3.wait_listening(rp, p["dport"], f"iperf3 server of flow {p['name']!r}")
+                continue
             line = _readline(rp, 10, f"receiver of flow {p['name']!r}")
             if line != "LISTENING":
                 raise EmulationError(f"receiver of flow {p['name']!r} said {line!r}")
         bn.stdin.write(f"START {t0}\n".encode())
         bn.stdin.flush()
         sprocs = []
+        # iperf3 clients are started at their flow's start (iperf3 has no start time of its
+        # own), each with a TCP_INFO watcher of its data socket
+        pending = sorted((t0 + p["start_ns"], p["index"]) for p in plan.flows if p["source"] == "iperf3")
+
+        def launch_due(now: int) -> None:
+            while pending and pending[0][0] <= now:
+                p = plan.flows[pending.pop(0)[1]]
+                cp = _start_iperf3(procs, ns[p["src_side"]], ip3.client_cmd(iperf3, p, p["tcp"]), out_prefix(p, "send") + ".iperf3")
+                wp = procs.start(
+                    [str(ccemu), "probe", "tcp-watch", "--pid", str(cp.pid), "--bind", f"{p['src_ip']}:{p['sport']}",
+                     "--end", str(end), "--out", out_prefix(p, "send"), "--info-interval", str(int(round(info_interval * 1e9))),
+                     "--data-after", str(ip3.COOKIE_BYTES)],
+                    stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                )
+                sprocs.extend([(p, cp), (p, wp)])
+
         for p in plan.flows:
+            if p["source"] == "iperf3":
+                continue
             kind = "udp-send" if p["transport"] == "udp" else "tcp-send"
             sp = procs.start(
                 ["ip", "netns", "exec", ns[p["src_side"]], str(ccemu), "probe", kind, "--bind", f"{p['src_ip']}:{p['sport']}",
@@ -412,17 +442,21 @@ def emulate(
         # Wait for the run to end.
         while True:
             now = time.clock_gettime_ns(time.CLOCK_MONOTONIC)
+            launch_due(now)
             if progress is not None:
                 progress(min(max((now - t0) / duration, 0.0), 1.0))
             for p, sp in sprocs + rprocs:
                 if sp.poll() not in (None, 0):
+                    if hasattr(sp, "report_path"):
+                        raise EmulationError(f"iperf3 of flow {p['name']!r} failed: {ip3.report_error(sp)}")
                     err = sp.stderr.read().decode().strip()
                     raise EmulationError(f"probe of flow {p['name']!r} failed: {err}")
-            if all(sp.poll() is not None for _, sp in sprocs + rprocs):
+            if not pending and all(sp.poll() is not None for _, sp in sprocs + rprocs):
                 break
             if now > end + 15_000_000_000:
                 raise EmulationError("probes did not finish 15 s after the end of the run")
-            time.sleep(0.05)
+            wait = 0.05 if not pending else min(0.05, max(pending[0][0] - now, 0) * 1e-9)
+            time.sleep(wait)
         bn.stdin.close()
         line = _readline(bn, 30, "ccemu bottleneck")
         if line != "DONE":
@@ -430,6 +464,7 @@ def emulate(
         bn.wait(timeout=10)
         bmeta = json.loads((bn_out / "bottleneck.json").read_text())
         run = _collect(config, plan, tmp, bn_out, bmeta, t0)
+        kernel_settings = _kernel_settings(ns)
     except KeyboardInterrupt:
         raise
     except _Interrupted:
@@ -462,6 +497,12 @@ def emulate(
                 "run_id": run_id,
                 "namespaces": list(ns.values()),
                 "sysctls": plan.sysctls,
+                "traffic_source": source,
+                "iperf3": ip3.version(iperf3) if iperf3 else None,
+                # what the kernel ran with: every TCP/buffer sysctl as read back in each
+                # namespace, and the bottleneck TUN devices' offloads (TUNSETOFFLOAD 0)
+                "kernel_settings": kernel_settings,
+                "offloads": "none: TUN devices with TUNSETOFFLOAD 0 (no TSO/GSO/checksum offload; no GRO without IFF_NAPI)",
                 "route_options": plan.route_opts,
                 "ignored": plan.ignored,
                 "spin_us": spin_us,
@@ -476,6 +517,40 @@ def emulate(
         }
     )
     return run
+
+
+def _start_iperf3(procs: _Procs, netns: str, cmd: list[str], out_prefix: str) -> subprocess.Popen:
+    """iperf3 in ``netns``; its JSON report goes to ``<out_prefix>.json``."""
+    path = Path(f"{out_prefix}.json")
+    with open(path, "wb") as out:
+        p = procs.start(["ip", "netns", "exec", netns, *cmd], stdout=out, stderr=subprocess.PIPE)
+    p.report_path = path  # type: ignore[attr-defined]
+    return p
+
+
+#: the sysctls that shape a TCP flow here, read back per namespace into meta["emu"]["kernel_settings"]
+SETTINGS = (
+    "net.ipv4.tcp_wmem", "net.ipv4.tcp_rmem", "net.ipv4.tcp_moderate_rcvbuf", "net.core.wmem_max", "net.core.rmem_max",
+    "net.core.wmem_default", "net.core.rmem_default", "net.ipv4.tcp_congestion_control", "net.ipv4.tcp_ecn",
+    "net.ipv4.tcp_sack", "net.ipv4.tcp_dsack", "net.ipv4.tcp_timestamps", "net.ipv4.tcp_window_scaling",
+    "net.ipv4.tcp_no_metrics_save", "net.ipv4.tcp_slow_start_after_idle", "net.ipv4.tcp_autocorking",
+    "net.ipv4.tcp_limit_output_bytes", "net.ipv4.tcp_notsent_lowat", "net.ipv4.tcp_min_tso_segs",
+    "net.ipv4.tcp_pacing_ss_ratio", "net.ipv4.tcp_pacing_ca_ratio", "net.ipv4.tcp_recovery", "net.ipv4.tcp_early_retrans",
+    "net.core.default_qdisc",
+)
+
+
+def _kernel_settings(ns: dict[str, str]) -> dict[str, dict[str, str]]:
+    out: dict[str, dict[str, str]] = {}
+    for side, n in ns.items():
+        r = subprocess.run(["ip", "netns", "exec", n, "sysctl", "-e", *SETTINGS], capture_output=True, text=True)
+        vals = {}
+        for line in r.stdout.splitlines():
+            k, _, v = line.partition(" = ")
+            if k:
+                vals[k.strip()] = " ".join(v.split())
+        out[side] = vals
+    return out
 
 
 def _secs(t_ns, t0: int) -> np.ndarray:
@@ -493,6 +568,11 @@ def _collect(config: dict, plan: _Plan, tmp: Path, bn_out: Path, bmeta: dict, t0
     tr = T.read(bn_out / "trace.bin", T.TRACE)
     d = d[d["t"] >= t0] if len(d) else d
     q = q[q["t"] >= t0] if len(q) else q
+    if any(p["source"] == "iperf3" for p in plan.flows):
+        # iperf3 clients run past the end (their -t counts from their own start of data)
+        end_ns = t0 + config["duration_ns"]
+        d = d[d["t"] <= end_ns] if len(d) else d
+        q = q[q["t"] <= end_ns] if len(q) else q
 
     pk: dict[str, list] = {k: [] for k in ("flow", "msg", "bytes", "t_write", "t_first_tx", "t_arrive", "t_deliver")}
     st: dict[str, list] = {k: [] for k in (
@@ -517,6 +597,12 @@ def _collect(config: dict, plan: _Plan, tmp: Path, bn_out: Path, bmeta: dict, t0
         fl["pkts_dropped"].append(dropped)
         pre_s, pre_r = tmp / f"flow{k}.send", tmp / f"flow{k}.recv"
         ssum, rsum = load_json(Path(f"{pre_s}.json")), load_json(Path(f"{pre_r}.json"))
+        extra: dict[str, Any] = {"source": p["source"]}
+        if p["source"] == "iperf3":
+            # the watcher's bytes acked at the run's end stand for the receiver's count
+            rsum = {"bytes": max(int(ssum.get("bytes_acked", 0)) - ip3.COOKIE_BYTES, 0)}
+            extra["iperf3"] = ip3.summary(load_json(Path(f"{pre_s}.iperf3.json")), load_json(Path(f"{pre_r}.json")))
+            extra["nominal_start_s"] = p["start_ns"] * 1e-9
         sent = T.read(Path(f"{pre_s}.send.bin"), T.SEND)
         ftr = tr[tr["flow"] == k] if len(tr) else tr
         tx = ftr[ftr["kind"] == 0] if len(ftr) else ftr
@@ -528,6 +614,9 @@ def _collect(config: dict, plan: _Plan, tmp: Path, bn_out: Path, bmeta: dict, t0
         t_del = np.full(n, np.nan)
         completion = np.nan
         start_s = p["start_ns"] * 1e-9
+        if p["source"] == "iperf3" and ssum.get("t_first_data"):
+            start_s = (int(ssum["t_first_data"]) - t0) * 1e-9  # iperf3's own start of data
+            extra["start_delay_s"] = start_s - p["start_ns"] * 1e-9
         end_s = p["stop_ns"] * 1e-9 if p["cbr"] else duration_s
         if p["transport"] == "udp":
             recv = T.read(Path(f"{pre_r}.recv.bin"), T.UDP_RECV)
@@ -552,7 +641,7 @@ def _collect(config: dict, plan: _Plan, tmp: Path, bn_out: Path, bmeta: dict, t0
             fl["rtt_p50_s"].append(np.nan)
             fl["rtt_p95_s"].append(np.nan)
             cc = ""
-            emu_flows[p["name"]] = {"send": ssum, "recv": rsum}
+            emu_flows[p["name"]] = {"send": ssum, "recv": rsum, **extra}
             del msgs
         else:
             if p["cbr"] and n:
@@ -611,6 +700,7 @@ def _collect(config: dict, plan: _Plan, tmp: Path, bn_out: Path, bmeta: dict, t0
                 "send": ssum, "recv": rsum,
                 "min_rtt_s": (min_rtt * 1e-6) if min_rtt else None,
                 "samples": m,
+                **extra,
             }
         pk["flow"].append(np.full(n, k, dtype=np.uint32))
         pk["msg"].append(sent["msg"].astype(np.uint64))

@@ -53,6 +53,7 @@ def check() -> dict:
         "tun": Path("/dev/net/tun").exists(),
         "ip": shutil.which("ip"),
         "sysctl": shutil.which("sysctl"),
+        "iperf3": shutil.which("iperf3"),  # optional: the iperf3 traffic source
         "congestion_controls": available_cc(),
         "kernel": os.uname().release,
     }

@@ -10,6 +10,12 @@ repetition and flow with :data:`~ccbench.fidelity.metrics.METRICS`, the emulator
 timing error per run, plus a ``(all)`` row per run: aggregate goodput and share) and
 ``fidelity.parquet`` / ``.csv`` (:func:`~ccbench.fidelity.compare.compare`).
 
+``traffic_source="iperf3"`` runs the emulator's bulk TCP flows with iperf3 instead of
+the built-in probe (``[emu] traffic_source`` of each row's scenario); the runs table's
+``traffic_source`` column says per row which one ran ("" for simulator rows), and
+``fidelity.json``'s ``kernel_settings`` per scenario the source, the sysctls read back in
+the namespaces, the offloads and, for iperf3, its socket buffers.
+
 ``kernel=FILE`` takes the kernel rows from a runs table written earlier (a committed
 fixture under ``tests/data/kernel/``) instead of running the emulator: the CI guard.
 """
@@ -76,12 +82,30 @@ def _aggregate_row(m: pd.DataFrame, rate_bps: float) -> dict:
             "queue_p95_pkts": float(m["queue_p95_pkts"].iloc[0])}
 
 
-def _sweep_rows(row: MatrixRow, backend: str, reps: int, out: Path, jobs: Optional[int]):
+def _settings(run) -> dict:
+    """What the kernel ran with in ``run``: the traffic source, sysctls set and read back,
+    route options, offloads and, per iperf3 flow, iperf3's socket buffers."""
+    emu = run.meta.get("emu") or {}
+    buffers = {name: {k: (f.get("iperf3") or {}).get(k) for k in ("sndbuf_actual", "rcvbuf_actual", "sock_bufsize", "server_rcvbuf_actual")}
+               for name, f in (emu.get("flows") or {}).items() if f.get("source") == "iperf3"}
+    return {"traffic_source": emu.get("traffic_source", "ccemu"), "iperf3": emu.get("iperf3"),
+            "sysctls": emu.get("sysctls"), "route_options": emu.get("route_options"), "ignored": emu.get("ignored"),
+            "kernel": (run.meta.get("versions") or {}).get("kernel"), "read_back": emu.get("kernel_settings"),
+            "offloads": emu.get("offloads"), "iperf3_buffers": buffers or None}
+
+
+def _sweep_rows(row: MatrixRow, backend: str, reps: int, out: Path, jobs: Optional[int], traffic_source: str = "ccemu"):
     """Runs (or resumes) one scenario on one backend; yields per-run metric frames."""
     from ccbench.run import Run
     from ccbench.sweep import SweepSpec, SweepStore, run_sweep
 
-    spec = SweepSpec(scenario=row.scenario(backend), seeds=list(range(1, reps + 1)), backend=backend, source=row.name)
+    scn = row.scenario(backend)
+    if backend == "emu" and traffic_source != "ccemu":
+        from ccbench.scenario import Scenario
+
+        # through the dict: the sweep stores the scenario's set keys only
+        scn = Scenario.from_dict({**row.scenario_dict(backend), "emu": {"traffic_source": traffic_source}})
+    spec = SweepSpec(scenario=scn, seeds=list(range(1, reps + 1)), backend=backend, source=row.name)
     d = out / backend / row.name
     if jobs is None:
         jobs = 1 if backend == "emu" else min(reps, max(1, len(os.sched_getaffinity(0))))
@@ -96,20 +120,21 @@ def _sweep_rows(row: MatrixRow, backend: str, reps: int, out: Path, jobs: Option
         m = pd.concat([m, pd.DataFrame([_aggregate_row(m, row.rate_bps)])], ignore_index=True)
         timing = [c for c in m.columns if c.startswith("emu_") or c == "timing_ok"]
         m[timing] = m[timing].ffill()  # the run's emulator timing also on its "(all)" row
+        m["traffic_source"] = ((run.meta.get("emu") or {}).get("traffic_source") or "ccemu") if backend == "emu" else ""
         m.insert(0, "rep", int(rec["seed"]))
         m.insert(0, "backend", backend)
         m.insert(0, "scenario", row.name)
         frames.append(m)
         emu = run.meta.get("emu") or {}
         if emu and not settings:
-            settings = {"sysctls": emu.get("sysctls"), "route_options": emu.get("route_options"),
-                        "ignored": emu.get("ignored"), "kernel": (run.meta.get("versions") or {}).get("kernel")}
+            settings = _settings(run)
     return frames, dict(res.errors), settings
 
 
 def run_fidelity(matrix: Matrix, out: str | Path, backends: list[str], full: bool = False,
                  reps: Optional[int] = None, jobs: Optional[int] = None, kernel: Optional[str | Path] = None,
-                 progress: bool = True, console=None, only: Optional[str] = None) -> FidelityResult:
+                 progress: bool = True, console=None, only: Optional[str] = None,
+                 traffic_source: str = "ccemu") -> FidelityResult:
     from ccbench.sweep.run import _progress
 
     rows = matrix.selected(full, only)
@@ -130,7 +155,7 @@ def run_fidelity(matrix: Matrix, out: str | Path, backends: list[str], full: boo
     todo = [(b, r) for r in rows for b in backends if not (b == "emu" and kernel is not None)]
     with _progress(len(todo), 0, f"fidelity {Path(matrix.source or '').name}".strip(), progress, console) as advance:
         for b, r in todo:
-            f, err, settings = _sweep_rows(r, b, reps, out, jobs)
+            f, err, settings = _sweep_rows(r, b, reps, out, jobs, traffic_source)
             frames += f
             errors.update({f"{b}/{r.name}/{k}": v for k, v in err.items()})
             if settings:
@@ -148,6 +173,7 @@ def run_fidelity(matrix: Matrix, out: str | Path, backends: list[str], full: boo
     cmp.to_parquet(out / "fidelity.parquet", index=False)
     cmp.to_csv(out / "fidelity.csv", index=False)
     (out / "fidelity.json").write_text(json.dumps({"matrix": matrix.source, "full": full, "reps": reps, "backends": backends,
+                                                   "traffic_source": traffic_source if "emu" in backends and kernel is None else None,
                                                    "kernel_table": str(kernel) if kernel else None,
                                                    "scenarios": [r.__dict__ for r in rows], "kernel_settings": sysctls},
                                                   indent=1, default=str), encoding="utf-8")

@@ -15,11 +15,14 @@ A scenario file::
 
     [[flows]]
     ...                     # see ccbench.scenario.flows
+
+    [emu]                   # the emulator only (the simulator ignores it)
+    traffic_source = "ccemu"  # what drives bulk TCP flows: "ccemu" (built-in) or "iperf3"
 """
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any, Literal, Optional
 
 from pydantic import Field, PrivateAttr, ValidationError, model_validator
 
@@ -29,7 +32,7 @@ from .flows import Flow, ResolvedFlow
 from .topology import Dumbbell, Graph, ParkingLot, Topology
 from .units import Duration, PositiveDuration, format_duration
 
-__all__ = ["Run", "Scenario"]
+__all__ = ["Emu", "Run", "Scenario"]
 
 
 class Run(Table):
@@ -47,6 +50,13 @@ class Run(Table):
     start_jitter: Duration = 0
 
 
+class Emu(Table):
+    #: What drives the emulator's greedy bulk TCP flows: "ccemu" (its own probe) or
+    #: "iperf3" (the distribution's, default socket settings; ``ccbench.emu.iperf3``).
+    #: UDP, CBR / on-off and ``bytes`` transfers always use the built-in source.
+    traffic_source: Literal["ccemu", "iperf3"] = "ccemu"
+
+
 class Scenario(Table):
     """A complete scenario. Build it with :func:`~ccbench.scenario.load_scenario`,
     :meth:`from_dict` or :meth:`from_toml`; every problem is a :class:`ScenarioError`."""
@@ -54,6 +64,7 @@ class Scenario(Table):
     run: Run = Run()
     topology: Topology
     flows: list[Flow] = Field(min_length=1)
+    emu: Emu = Emu()
 
     _resolved: list[ResolvedFlow] = PrivateAttr(default_factory=list)
     _pairs: Optional[int] = PrivateAttr(default=None)
