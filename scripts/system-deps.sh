@@ -2,6 +2,7 @@
 # System packages the test suite uses, installed only when missing:
 #   chromium  - the HTML-report test opens the report in headless Chromium
 #   iproute2  - the emulator builds network namespaces with `ip netns`
+#   iperf3    - the emulator's iperf3 traffic source (--traffic-source iperf3)
 #   tshark    - the pcap tests check Wireshark's TCP analysis of a capture
 # Needs root (as on CI); without it, the tests that need these skip with a reason.
 set -euo pipefail
@@ -9,6 +10,7 @@ need=()
 command -v chromium >/dev/null 2>&1 || need+=(chromium)
 command -v ip >/dev/null 2>&1 || need+=(iproute2)
 command -v tshark >/dev/null 2>&1 || need+=(tshark)
+command -v iperf3 >/dev/null 2>&1 || need+=(iperf3)
 [ ${#need[@]} -eq 0 ] && exit 0
 if [ "$(id -u)" != 0 ]; then
     echo "system-deps: not root; skipping ${need[*]} (the tests that need them will be skipped)" >&2
