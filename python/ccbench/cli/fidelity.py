@@ -22,6 +22,10 @@ def fidelity_cmd(
         help='What drives the kernel side\'s bulk TCP flows: "ccemu" (built-in probe) or "iperf3" (the distribution\'s, '
              "default socket settings and autotuning; UDP, CBR and short transfers keep the built-in source). Use its own "
              "--out: the runs of both sources do not mix."),
+    sources_baseline: Path = typer.Option(
+        None, "--sources-baseline",
+        help="A fidelity_runs.csv/.parquet of the kernel run with the other traffic source: writes OUT/sources.csv, "
+             "where this run's kernel numbers differ from it beyond the targets (same rule as the simulator's)."),
     jobs: int = typer.Option(None, "--jobs", "-j", help="Parallel simulator runs (the emulator always runs one at a time)."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
 ) -> None:
@@ -61,6 +65,11 @@ def fidelity_cmd(
             raise MatrixError(f"--traffic-source: {e}") from None
     if kernel is not None and "emu" in names:
         raise MatrixError("--kernel: is not accepted with --backends including emu (accepted: --backends sim --kernel FILE)")
+    base = None
+    if sources_baseline is not None:
+        from ccbench.fidelity.run import load_kernel_table
+
+        base = load_kernel_table(sources_baseline, "--sources-baseline")
     m = load_matrix(matrix)
     target = out or Path("runs") / f"fidelity-{matrix.stem}"
     console = output_console()
@@ -83,8 +92,26 @@ def fidelity_cmd(
                             str(kernel) if kernel else None)
         msg += f"; {md}"
     console.print(msg, highlight=False)
+    if base is not None:
+        _print_sources(base, res, console)
     if res.errors and res.runs.empty:
         raise SystemExit(1)
+
+
+def _print_sources(base, res, console) -> None:
+    """Writes OUT/sources.csv and prints where the two kernel traffic sources differ."""
+    from ccbench.fidelity.run import _secs
+    from ccbench.fidelity.sources import compare_sources
+
+    cmp = compare_sources(base, res.runs, {r.name: _secs(r.duration) for r in res.rows})
+    cmp.to_csv(res.out / "sources.csv", index=False)
+    judged = cmp[cmp["differs"].notna()]
+    diff = judged[judged["differs"].astype(bool)]
+    console.print(f"traffic sources {cmp['base_source'].iloc[0] if len(cmp) else '?'} vs {cmp['other_source'].iloc[0] if len(cmp) else '?'}: "
+                  f"{len(diff)} of {len(judged)} judged metrics differ beyond the target; {res.out / 'sources.csv'}", highlight=False)
+    for r in diff.itertuples():
+        console.print(f"  {r.scenario} {r.flow} {r.metric}: {r.base_mean:.4g} -> {r.other_mean:.4g} ({r.diff:+.1%}, target {r.target})"
+                      + ("" if r.timing_ok else " [emulator timing off]"), highlight=False)
 
 
 def register(app: typer.Typer) -> None:

@@ -29,6 +29,14 @@ and warned about. Offloads: the TUN devices are created with ``TUNSETOFFLOAD 0``
 kernel hands the bottleneck wire-size packets; ``meta["emu"]["timing"]`` records the
 largest packet seen.
 
+Traffic source: bulk TCP flows are driven by ``ccemu probe tcp-send``/``tcp-recv``
+(default) or, with ``[emu] traffic_source = "iperf3"`` / ``traffic_source=``, by the
+distribution's iperf3 (``ccbench.emu.iperf3``: started at the flow's start, default
+socket buffers and autotuning, ``TCP_INFO`` of its socket sampled by ``ccemu probe
+tcp-watch``); UDP, CBR/on-off and ``bytes`` transfers keep the built-in probes.
+``meta["emu"]`` records the source, and ``kernel_settings`` every TCP and buffer sysctl
+read back in both namespaces.
+
 TCP senders connect as soon as they are started (before the run origin) and write
 from the flow's ``start`` on, so the handshake RTT is not part of the run, as in the
 simulator, which has no handshake.

@@ -57,14 +57,14 @@ def parse_backends(text: str) -> list[str]:
     return names
 
 
-def load_kernel_table(path: str | Path) -> pd.DataFrame:
+def load_kernel_table(path: str | Path, option: str = "--kernel") -> pd.DataFrame:
     p = Path(path)
     if not p.is_file():
-        raise MatrixError(f"--kernel: {str(path)!r} is not a file (accepted: a fidelity_runs.csv or .parquet)")
+        raise MatrixError(f"{option}: {str(path)!r} is not a file (accepted: a fidelity_runs.csv or .parquet)")
     df = pd.read_parquet(p) if p.suffix == ".parquet" else pd.read_csv(p)
     need = {"scenario", "backend", "rep", "flow"}
     if not need <= set(df.columns):
-        raise MatrixError(f"--kernel: {p} has no {', '.join(sorted(need - set(df.columns)))} column (accepted: a fidelity runs table)")
+        raise MatrixError(f"{option}: {p} has no {', '.join(sorted(need - set(df.columns)))} column (accepted: a fidelity runs table)")
     return df[df["backend"] == "emu"].copy()
 
 
