@@ -132,3 +132,23 @@ def test_iperf3_run_fills_the_tables():
     assert "tcp_rmem" in " ".join(emu["kernel_settings"]["cli"])
     # the transfer kept the built-in source and finished
     assert f.loc["file", "completion_s"] > 0
+
+
+def test_sources_are_judged_with_the_simulator_targets():
+    import pandas as pd
+
+    from ccbench.fidelity.sources import compare_sources
+
+    def runs(source, goodput, ss_exit, reps=(1, 2)):
+        return pd.DataFrame([{"scenario": "s", "backend": "emu", "rep": r, "flow": "bulk", "traffic_source": source,
+                              "goodput_bps": g, "ss_exit_cwnd": x, "rtt_p50_s": 0.05, "timing_ok": True}
+                             for r, g, x in zip(reps, goodput, ss_exit)])
+
+    base = pd.concat([runs("", [9.5e6, 9.6e6], [59, 61]),
+                      pd.DataFrame([{"scenario": "s", "backend": "sim", "rep": 1, "flow": "bulk", "goodput_bps": 1.0}])])
+    other = runs("iperf3", [8.0e6, 8.2e6], [60, 64])
+    c = compare_sources(base, other, {"s": 15.0}).set_index("metric")
+    assert (c["base_source"] == "ccemu").all() and (c["other_source"] == "iperf3").all()
+    assert c.loc["goodput_bps", "differs"] is True and c.loc["goodput_bps", "diff"] == pytest.approx(8.1 / 9.55 - 1)
+    assert c.loc["ss_exit_cwnd", "differs"] is False and c.loc["ss_exit_cwnd", "target"] == "25%"
+    assert c.loc["rtt_p50_s", "differs"] is False

@@ -50,7 +50,7 @@ def compare_sources(base: pd.DataFrame, other: pd.DataFrame, durations: dict[str
     cmp["timing_ok"] = cmp["timing_ok"].astype(bool) & cmp["scenario"].map(timing).fillna(True).astype(bool)
     out = cmp.rename(columns={"kernel_mean": "base_mean", "kernel_min": "base_min", "kernel_max": "base_max",
                               "kernel_n": "base_n", "sim_mean": "other_mean", "sim_n": "other_n", "error": "diff"})
-    out["differs"] = out["ok"].map(lambda v: None if v is None or pd.isna(v) else not bool(v))
+    out["differs"] = pd.Series([None if v is None or pd.isna(v) else not bool(v) for v in out["ok"]], index=out.index, dtype=object)
     out.insert(3, "base_source", _source(a))
     out.insert(4, "other_source", _source(other[other["backend"] == "emu"]))
     return out[["scenario", "flow", "metric", "base_source", "other_source", "base_mean", "base_min", "base_max", "base_n",
