@@ -423,9 +423,13 @@ def emulate(
         pending = sorted((t0 + p["start_ns"], p["index"]) for p in plan.flows if p["source"] == "iperf3")
 
         def launch_due(now: int) -> None:
+            # every due client first, then their watchers: flows started together start
+            # as close together as process creation allows
+            due = []
             while pending and pending[0][0] <= now:
                 p = plan.flows[pending.pop(0)[1]]
-                cp = _start_iperf3(procs, ns[p["src_side"]], ip3.client_cmd(iperf3, p, p["tcp"]), out_prefix(p, "send") + ".iperf3")
+                due.append((p, _start_iperf3(procs, ns[p["src_side"]], ip3.client_cmd(iperf3, p, p["tcp"]), out_prefix(p, "send") + ".iperf3")))
+            for p, cp in due:
                 wp = procs.start(
                     [str(ccemu), "probe", "tcp-watch", "--pid", str(cp.pid), "--bind", f"{p['src_ip']}:{p['sport']}",
                      "--end", str(end), "--out", out_prefix(p, "send"), "--info-interval", str(int(round(info_interval * 1e9))),
