@@ -411,15 +411,27 @@ pub fn tcp_send(a: &ProbeArgs) -> io::Result<()> {
     if let Some(h) = sampler {
         h.join().map_err(|_| err("sampler panicked"))??;
     }
-    let summary = serde_json::json!({
-        "kind": "tcp-send",
-        "cc": cc_used,
-        "t_connect": t_connect,
-        "t_established": t_established,
-        "t_first_write": t_first_write,
-        "t_last_write": t_last_write,
-        "bytes_written": written,
-        "writes": msgs,
+    let mut summary = final_counters(&fin);
+    for (k, v) in [
+        ("kind", serde_json::json!("tcp-send")),
+        ("cc", serde_json::json!(cc_used)),
+        ("t_connect", serde_json::json!(t_connect)),
+        ("t_established", serde_json::json!(t_established)),
+        ("t_first_write", serde_json::json!(t_first_write)),
+        ("t_last_write", serde_json::json!(t_last_write)),
+        ("bytes_written", serde_json::json!(written)),
+        ("writes", serde_json::json!(msgs)),
+    ] {
+        summary.insert(k.into(), v);
+    }
+    std::fs::write(format!("{}.json", a.out), serde_json::Value::Object(summary).to_string())?;
+    unsafe { libc::close(fd) };
+    Ok(())
+}
+
+/// A sender's final `TCP_INFO` counters, as its summary JSON names them.
+pub(crate) fn final_counters(fin: &TcpInfo) -> serde_json::Map<String, serde_json::Value> {
+    let v = serde_json::json!({
         "bytes_acked": fin.bytes_acked,
         "bytes_sent": fin.bytes_sent,
         "bytes_retrans": fin.bytes_retrans,
@@ -431,10 +443,15 @@ pub fn tcp_send(a: &ProbeArgs) -> io::Result<()> {
         "data_segs_out": fin.data_segs_out,
         "segs_out": fin.segs_out,
         "delivered_ce": fin.delivered_ce,
+        // tcp_get_info's chrono stats (us): sending, limited by the peer's window, by the send buffer
+        "busy_time_us": fin.busy_time,
+        "rwnd_limited_us": fin.rwnd_limited,
+        "sndbuf_limited_us": fin.sndbuf_limited,
     });
-    std::fs::write(format!("{}.json", a.out), summary.to_string())?;
-    unsafe { libc::close(fd) };
-    Ok(())
+    match v {
+        serde_json::Value::Object(m) => m,
+        _ => unreachable!("a json! object literal"),
+    }
 }
 
 /// Prints `LISTENING` on stdout once the socket listens (the orchestrator waits for it).

@@ -11,7 +11,7 @@
 //! holds the socket open until `--end` (a close by the source then sends no FIN before
 //! the run's end, which is after the measured window anyway).
 
-use crate::probe::{err, get_cc, tcp_info, write_info, ProbeArgs};
+use crate::probe::{err, final_counters, get_cc, tcp_info, write_info, ProbeArgs};
 use crate::sys::{self, mono_ns};
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
@@ -110,26 +110,18 @@ pub fn tcp_watch(a: &ProbeArgs, pid: i32, data_after: u64) -> io::Result<()> {
         unsafe { libc::close(fd) };
     }
     w.flush()?;
-    let summary = serde_json::json!({
-        "kind": "tcp-watch",
-        "found": fd.is_some(),
-        "cc": cc,
-        "t_found": t_found,
-        "t_first_data": t_first_data,
-        "samples": samples,
-        "bytes_acked": fin.bytes_acked,
-        "bytes_sent": fin.bytes_sent,
-        "bytes_retrans": fin.bytes_retrans,
-        "total_retrans": fin.total_retrans,
-        "min_rtt_us": fin.min_rtt,
-        "srtt_us": fin.rtt,
-        "snd_mss": fin.snd_mss,
-        "delivered": fin.delivered,
-        "data_segs_out": fin.data_segs_out,
-        "segs_out": fin.segs_out,
-        "delivered_ce": fin.delivered_ce,
-    });
-    std::fs::write(format!("{}.json", a.out), summary.to_string())?;
+    let mut summary = final_counters(&fin);
+    for (k, v) in [
+        ("kind", serde_json::json!("tcp-watch")),
+        ("found", serde_json::json!(fd.is_some())),
+        ("cc", serde_json::json!(cc)),
+        ("t_found", serde_json::json!(t_found)),
+        ("t_first_data", serde_json::json!(t_first_data)),
+        ("samples", serde_json::json!(samples)),
+    ] {
+        summary.insert(k.into(), v);
+    }
+    std::fs::write(format!("{}.json", a.out), serde_json::Value::Object(summary).to_string())?;
     Ok(())
 }
 
