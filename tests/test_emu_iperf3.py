@@ -15,34 +15,17 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from test_emu import SCENARIO as EMU_SCENARIO
 from test_emu import _reason as _emu_reason
 
 ROOT = Path(__file__).resolve().parents[1]
 _reason = _emu_reason or (None if shutil.which("iperf3") else "no `iperf3` command (apt-get install iperf3)")
 
-SCENARIO = """
-[run]
-duration = "{duration}"
-seed = 1
-[topology]
-kind = "dumbbell"
-[topology.bottleneck]
-down = "10Mbit"
-up = "10Mbit"
-delay = "20ms"
-queue = {{ kind = "droptail", limit = "34pkt" }}
+# test_emu's CUBIC download beside an upstream VoIP stream, with the iperf3 source and a
+# 20 KB Reno transfer (which keeps the built-in source)
+SCENARIO = EMU_SCENARIO.replace('limit = "50000B"', 'limit = "34pkt"') + """
 [emu]
 traffic_source = "iperf3"
-[[flows]]
-name = "bulk"
-direction = "down"
-transport = {{ kind = "tcp", cc = "cubic" }}
-app = {{ kind = "bulk" }}
-[[flows]]
-name = "voip"
-direction = "up"
-transport = {{ kind = "udp" }}
-app = {{ kind = "cbr", size = "200B", interval = "20ms" }}
 [[flows]]
 name = "file"
 direction = "down"
@@ -54,7 +37,7 @@ app = {{ kind = "bulk", bytes = "{bytes}" }}
 def _scenario(duration="2s", bytes="20KB"):
     from ccbench.scenario import Scenario
 
-    return Scenario.from_toml(SCENARIO.format(duration=duration, bytes=bytes))
+    return Scenario.from_toml(SCENARIO.format(duration=duration, bytes=bytes, cc="cubic"))
 
 
 def test_only_greedy_bulk_tcp_flows_get_iperf3():
@@ -81,7 +64,7 @@ def test_bad_source_is_one_line():
     from ccbench.scenario import ScenarioError
 
     with pytest.raises(ScenarioError, match=r'emu.traffic_source: "ipref" is not accepted \(accepted: "ccemu" or "iperf3"\)'):
-        _scenario().from_toml(SCENARIO.format(duration="2s", bytes="1KB").replace('"iperf3"', '"ipref"'))
+        _scenario().from_toml(SCENARIO.format(duration="2s", bytes="1KB", cc="cubic").replace('"iperf3"', '"ipref"'))
     r = subprocess.run([sys.executable, "-m", "ccbench", "emu", "run", str(ROOT / "examples/emu/cubic_10mbit.toml"),
                         "--traffic-source", "ipref", "--no-save"], capture_output=True, text=True, cwd=ROOT)
     assert r.returncode == 2 and "Traceback" not in r.stderr
