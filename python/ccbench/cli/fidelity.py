@@ -103,7 +103,10 @@ def _print_sources(base, res, console) -> None:
     from ccbench.fidelity.run import _secs
     from ccbench.fidelity.sources import compare_sources
 
-    cmp = compare_sources(base, res.runs, {r.name: _secs(r.duration) for r in res.rows})
+    from ccbench.fidelity.matrix import EXCHANGEABLE_MIXES
+
+    cmp = compare_sources(base, res.runs, {r.name: _secs(r.duration) for r in res.rows},
+                          frozenset(r.name for r in res.rows if r.mix in EXCHANGEABLE_MIXES))
     cmp.to_csv(res.out / "sources.csv", index=False)
     judged = cmp[cmp["differs"].notna()]
     diff = judged[judged["differs"].astype(bool)]

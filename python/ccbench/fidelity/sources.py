@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from .compare import Target, compare
+from .compare import Target, compare, rank_exchangeable
 
 __all__ = ["compare_sources", "SOURCE_METRICS"]
 
@@ -30,10 +30,13 @@ def _source(runs: pd.DataFrame) -> str:
     return "+".join(vals) or "ccemu"  # tables written before the column existed ran the built-in source
 
 
-def compare_sources(base: pd.DataFrame, other: pd.DataFrame, durations: dict[str, float]) -> pd.DataFrame:
+def compare_sources(base: pd.DataFrame, other: pd.DataFrame, durations: dict[str, float],
+                    exchangeable: frozenset[str] = frozenset()) -> pd.DataFrame:
     """One row per (scenario, flow, metric) run with both sources: ``base_mean`` (and its
     min/max), ``other_mean``, ``diff`` = other / base - 1, ``target``, ``differs`` (True
-    where ``other`` misses the target around ``base``), ``timing_ok`` of both."""
+    where ``other`` misses the target around ``base``), ``timing_ok`` of both. Flows of
+    the ``exchangeable`` scenarios are compared by goodput rank (``top1``..), as the
+    simulator's are (:func:`~ccbench.fidelity.compare.rank_exchangeable`)."""
     a = base[base["backend"] == "emu"].copy()
     b = other[other["backend"] == "emu"].copy()
     b = b[b["scenario"].isin(a["scenario"].unique())]
@@ -41,7 +44,7 @@ def compare_sources(base: pd.DataFrame, other: pd.DataFrame, durations: dict[str
         if "timing_ok" in b else pd.Series(dtype=bool)
     b["backend"] = "sim"  # compare() judges its "sim" side against its "emu" side
     cols = [c for c in SOURCE_METRICS if c in a.columns and c in b.columns]
-    cmp = compare(pd.concat([a, b], ignore_index=True), cols, durations)
+    cmp = compare(rank_exchangeable(pd.concat([a, b], ignore_index=True), set(exchangeable)), cols, durations)
     ss = cmp["metric"] == "ss_exit_cwnd"
     for i in cmp.index[ss]:
         r = cmp.loc[i]
