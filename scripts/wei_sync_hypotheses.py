@@ -5,6 +5,7 @@ hypotheses tested" (issue 21): each row is the Wei study's setup with one thing 
     PYTHONPATH=python python scripts/wei_sync_hypotheses.py red-fixed buf210 --seeds 1,2
     PYTHONPATH=python python scripts/wei_sync_hypotheses.py --pecn-counting --duration 600   # P-ECN rows
     PYTHONPATH=python python scripts/wei_sync_hypotheses.py --occupancy droptail no-delack pacing --duration 120
+    PYTHONPATH=python python scripts/wei_sync_hypotheses.py --counting droptail pacing noise-5pct noise-5pct-paced
 """
 
 from __future__ import annotations
@@ -47,6 +48,42 @@ def _pareto(d: dict[str, Any]) -> None:
     a["off"] = {"dist": "pareto", "mean": f"{W.NOISE_OFF_S * 1e3:g}ms", "shape": 1.5}
 
 
+def _noise_peak(factor: float) -> Tweak:
+    """Noise peak rate x ``factor`` (mean share x ``factor``)."""
+    return lambda d: d["flows"][1]["app"].update(peak_rate=f"{W.NOISE_PEAK_BPS * factor / 1e3:g}kbit")
+
+
+def _noise_bursts(d: dict[str, Any]) -> None:
+    """The same 10 % of noise in short bursts: on 20 ms at 10 Mbit/s (17 packets), off 980 ms
+    (exponential), so a noise source adds a clump to the queue rather than a packet every 30 ms."""
+    d["flows"][1]["app"].update(peak_rate="10Mbit", on={"dist": "exponential", "mean": "20ms"},
+                                off={"dist": "exponential", "mean": "980ms"})
+
+
+def _rtt_spread(max_one_way_ms: float) -> Tweak:
+    """Server-side access delays of the TCP pairs spread evenly over [0, max] ms (RTT 200 ms
+    to 200 + 2 max ms); the noise pairs keep none. Fig. 4.13's per-flow delays are not in the text."""
+    def f(d: dict[str, Any]) -> None:
+        n = d["flows"][0]["count"]
+        tcp = [f"{max_one_way_ms * i / max(1, n - 1):.3f}ms" for i in range(n)]
+        d["topology"]["access"]["pair_delays"] = tcp + ["0ms"] * d["flows"][1]["count"]
+    return f
+
+
+def _path_rtt(rtt_s: float) -> Tweak:
+    """The whole path at round-trip propagation delay ``rtt_s``, buffer 1 BDP (§4.2.5: RTT 2-200 ms)."""
+    bdp = max(2, round(W.CAPACITY_BPS * rtt_s / 8 / W.PKT_BYTES))
+    return lambda d: (d["topology"]["bottleneck"].update(delay=f"{rtt_s / 2 * 1e3:g}ms"), _q(d).update(limit=f"{bdp}pkt"))
+
+
+#: NS-2 TCP-Linux's sender as §4.2 and Appendix 6.1 describe it (Linux 2.6.16 modules): SACK
+#: without D-SACK / undo, no tail-loss probe or F-RTO (later kernels), rate halving, ABC
+#: (tcp_abc = 1, L = 1), RFC 3390 initial window 3
+_TCP_LINUX_2616 = dict(dsack=False, tlp=False, frto=False, recovery="rate-halving", abc="l1", init_cwnd=3)
+
+#: the rows that change the path's RTT: the event window follows (counting mode)
+WINDOW_S = {"rtt50": 0.05, "rtt50-paced": 0.05, "rtt10": 0.01, "rtt10-paced": 0.01}
+
 #: row name -> (algorithm, scheme, change to the study's scenario)
 ROWS: dict[str, tuple[str, str, Tweak]] = {
     "droptail": ("reno", "droptail", lambda d: None),
@@ -73,6 +110,33 @@ ROWS: dict[str, tuple[str, str, Tweak]] = {
     "aimd-a0.5": ("reno", "droptail", lambda d: _tcp(d).update(cc={"name": "aimd", "a": 0.5})),
     "stagger": ("reno", "droptail", lambda d: d["flows"][0].update(start_every="500ms")),
     "textbook-reno": ("reno", "droptail", lambda d: _tcp(d).update(stack="textbook-reno")),
+    # issue 21, second round: each with its paced twin, since a fix must keep pacing near 0.50
+    "noise-5pct": ("reno", "droptail", _noise_peak(0.5)),
+    "noise-5pct-paced": ("reno", "pacing", _noise_peak(0.5)),
+    "no-noise": ("reno", "droptail", lambda d: d.update(flows=d["flows"][:1])),
+    "no-noise-paced": ("reno", "pacing", lambda d: d.update(flows=d["flows"][:1])),
+    "access-100m": ("reno", "droptail", lambda d: d["topology"]["access"].update(rate="100Mbit")),
+    "access-100m-paced": ("reno", "pacing", lambda d: d["topology"]["access"].update(rate="100Mbit")),
+    "rtt-spread": ("reno", "droptail", _rtt_spread(20)),
+    "rtt-spread-paced": ("reno", "pacing", _rtt_spread(20)),
+    "no-sack": ("reno", "droptail", lambda d: _tcp(d).update(sack=False, dsack=False)),
+    "no-sack-paced": ("reno", "pacing", lambda d: _tcp(d).update(sack=False, dsack=False)),
+    "tcp-linux-2.6.16": ("reno", "droptail", lambda d: _tcp(d).update(**_TCP_LINUX_2616)),
+    "tcp-linux-2.6.16-paced": ("reno", "pacing", lambda d: _tcp(d).update(**_TCP_LINUX_2616)),
+    "rtt50": ("reno", "droptail", _path_rtt(0.05)),
+    "rtt50-paced": ("reno", "pacing", _path_rtt(0.05)),
+    "rtt10": ("reno", "droptail", _path_rtt(0.01)),
+    "rtt10-paced": ("reno", "pacing", _path_rtt(0.01)),
+    "textbook-reno-paced": ("reno", "pacing", lambda d: _tcp(d).update(stack="textbook-reno")),
+    "textbook-reno-no-noise": ("reno", "droptail", lambda d: (_tcp(d).update(stack="textbook-reno"), d.update(flows=d["flows"][:1]))),
+    "textbook-reno-no-noise-paced": ("reno", "pacing", lambda d: (_tcp(d).update(stack="textbook-reno"), d.update(flows=d["flows"][:1]))),
+    "noise-bursts": ("reno", "droptail", _noise_bursts),
+    "noise-bursts-paced": ("reno", "pacing", _noise_bursts),
+    "pecn": ("reno", "pecn", lambda d: None),
+    "hs-droptail": ("highspeed", "droptail", lambda d: None),
+    "hs-pacing": ("highspeed", "pacing", lambda d: None),
+    "s-droptail": ("scalable", "droptail", lambda d: None),
+    "s-pacing": ("scalable", "pacing", lambda d: None),
     "red": ("reno", "red", lambda d: None),
     "red-no-delack": ("reno", "red", lambda d: _tcp(d).update(delayed_ack=False)),
     "red-ns2-500B-adaptive": ("reno", "red", _ns2_auto(500, True)),
@@ -162,6 +226,96 @@ def pecn_counting(cc: str, seed: int, n_flows: int, duration_s: float, warmup_s:
     return out
 
 
+def reductions(st: pd.DataFrame, warmup_s: float) -> pd.DataFrame:
+    """Each TCP flow's window reductions after ``warmup_s`` (columns t, flow): the samples at
+    which ``ssthresh`` changed. Linux sets ssthresh only when it cuts the window (entry into
+    CWR, Recovery or Loss: ``tcp_enter_cwr``, ``tcp_enter_recovery``, ``tcp_enter_loss``), so
+    a change is one reaction to a loss event, whatever the sampling period (two reactions are
+    at least one RTT apart)."""
+    st = st.sort_values(["flow", "t"])
+    ss = st["ssthresh_pkts"]
+    prev = ss.groupby(st["flow"]).shift(1)
+    changed = ss.ne(prev) & ~(ss.isna() & prev.isna()) & st["flow"].eq(st["flow"].shift(1))
+    r = st[changed & (st["t"] >= warmup_s)]
+    return pd.DataFrame({"t": r["t"].to_numpy(), "flow": r["flow"].astype(str).to_numpy()})
+
+
+def counting(name: str, seed: int, n_flows: int, duration_s: float, warmup_s: float) -> dict[str, Any]:
+    """λ of one run counted every way the thesis's words allow (issue 21; DropTail and pacing
+    rows; under P-ECN marks count as losses, as in the study). Events as the study (first loss not in an earlier event + every loss within one
+    window) unless said otherwise; λ averaged over the TCP flows unless said otherwise.
+
+    ``study``: window = the propagation RTT (200 ms; :data:`WINDOW_S` for the rows that change
+    it), a flow counts if it lost a packet. ``rtt/4`` / ``rtt/2`` / ``2rtt``: fixed windows of
+    a quarter, half and twice that (50 / 100 / 400 ms). ``srtt``: window = the
+    flows' mean srtt (queueing included). ``gap``: first drop to last, an event lasting while
+    drops are less than one window apart. ``all-flows``: λ averaged over every flow on the link,
+    the 50 UDP noise flows included ("we average the loss synchronization rates of all
+    flows"). ``own-events``: a flow counts in an event only if one of *its own* loss events
+    (its drops segmented with its srtt, the span a sender folds into one reduction) starts
+    there. ``reactions``: a flow counts in an event if it cut its window (ssthresh changed)
+    because of a drop in it: each reduction is charged to the event of the flow's first drop
+    in the 1.5 srtt before it ("a loss event observed by a TCP flow is an RTT in which at
+    least one packet loss is *detected* by the TCP source", Fig. 3.8's "detect").
+    ``cuts_per_event``: reductions / (N x events), the same without the attribution (both
+    need several state samples per RTT: not meaningful for the 10 and 50 ms rows).
+    ``tcp-events``: events from TCP losses only (the study's ``sync_tcp_ev``)."""
+    import numpy as np
+
+    import ccbench
+    from ccbench.analysis.losses import label_loss_events, loss_sync_rate
+    from ccbench.scenario import Scenario
+
+    cc, scheme, tweak = ROWS[name]
+    d = W.scenario_dict(cc, scheme, n_flows, duration_s)
+    tweak(d)
+    run = ccbench.simulate(Scenario.from_dict(d), seed=seed)
+    names = [str(f) for f in run.flows["flow"]]
+    tcp = [f for f in names if f.startswith("tcp")]
+    dr = run.drops
+    dr = dr[(dr["link"].astype(str) == "bottleneck_down") & (dr["t"] >= warmup_s)].assign(flow=lambda x: x["flow"].astype(str))
+    st = run.cwnd.assign(flow=run.cwnd["flow"].astype(str))
+    st = st[st["flow"].isin(tcp)]
+    srtt = float(st.loc[(st["t"] >= warmup_s) & (st["srtt_s"] > 0), "srtt_s"].mean())
+    out: dict[str, Any] = {"row": name, "seed": seed, "srtt_s": srtt}
+
+    kinds = ("drop", "mark") if scheme == "pecn" else ("drop",)  # P-ECN: marks are signals (the study)
+
+    def lam(window: float, mode: str = "window", over: list[str] = tcp) -> tuple[float, int]:
+        sr = loss_sync_rate(dr, window, flows=names, mode=mode, kinds=kinds)
+        return float(sr.per_flow[over].mean()), sr.n_events
+
+    rtt = WINDOW_S.get(name, W.RTT_S)
+    out["study"], out["events"] = lam(rtt)
+    for w, col in ((0.25, "rtt/4"), (0.5, "rtt/2"), (2.0, "2rtt")):
+        out[col], _ = lam(w * rtt)
+    out["srtt"], _ = lam(srtt)
+    out["gap"], out["gap_events"] = lam(rtt, mode="gap")
+    out["all-flows"], _ = lam(rtt, over=names)
+    lab = label_loss_events(dr, rtt, kinds=kinds)
+    n_ev = int(lab["event"].nunique())
+    own = label_loss_events(dr[dr["flow"].isin(tcp)], srtt, per_flow=True, kinds=kinds).groupby("event").first()
+    starts = lab.merge(own[["t", "flow"]], on=["t", "flow"])
+    out["tcp-events"] = float(loss_sync_rate(dr[dr["flow"].isin(tcp)], rtt, flows=tcp, kinds=kinds).rate)
+    out["own-events"] = float(starts.groupby("flow")["event"].nunique().reindex(tcp, fill_value=0).mean() / n_ev)
+    cuts = reductions(st, warmup_s)
+    hit = set()
+    for f, g in cuts.groupby("flow"):
+        lf = lab[lab["flow"] == f]
+        t = lf["t"].to_numpy()
+        for te in g["t"]:
+            i = np.searchsorted(t, te - 1.5 * srtt)
+            if i < len(t) and t[i] <= te:
+                hit.add((f, int(lf["event"].iloc[i])))
+    out["reactions"] = len(hit) / (len(tcp) * n_ev)
+    out["cuts_per_event"] = len(cuts) / (len(tcp) * n_ev)
+    out["drops"] = len(lab)
+    out["drops_per_event"] = len(lab) / n_ev
+    fl = run.flows
+    out["tcp_goodput_mbps"] = float(fl.loc[fl["flow"].astype(str).isin(tcp), "goodput_bps"].sum()) / 1e6
+    return out
+
+
 def _tcp_departures(pcap_file) -> tuple:
     """(times, flow keys) of the TCP packets in a simulator capture (libpcap, nanosecond
     timestamps, LINKTYPE_RAW: each record an IPv4 packet); a flow is (source address, port)."""
@@ -236,7 +390,17 @@ def main() -> None:
     ap.add_argument("--warmup", type=float, default=100.0)
     ap.add_argument("--pecn-counting", action="store_true", help="the P-ECN counting rows (every algorithm)")
     ap.add_argument("--occupancy", action="store_true", help="sub-RTT spread of each flow's packets (the model's K/S)")
+    ap.add_argument("--counting", action="store_true",
+                    help="λ of each row counted every way the thesis allows (windows, all flows, reactions)")
     a = ap.parse_args()
+    bad = [r for r in a.rows if r not in ROWS]
+    if bad:
+        ap.exit(2, f"rows: {', '.join(bad)} not known (accepted: {', '.join(ROWS)})\n")
+    if a.counting:
+        seeds = [int(s) for s in a.seeds.split(",")]
+        rows = [counting(r, s, a.flows, a.duration, a.warmup) for r in (a.rows or ["droptail", "pacing"]) for s in seeds]
+        print(pd.DataFrame(rows).groupby("row", sort=False).mean(numeric_only=True).round(3).to_string())
+        return
     if a.occupancy:
         seeds = [int(s) for s in a.seeds.split(",")]
         rows = [occupancy(r, s, a.duration, min(a.warmup, a.duration / 2)) for r in (a.rows or ["droptail"]) for s in seeds]
@@ -247,11 +411,14 @@ def main() -> None:
         rows = [pecn_counting(cc, s, a.flows, a.duration, a.warmup) for cc in W.ALGORITHMS for s in seeds]
         print(pd.DataFrame(rows).groupby("algorithm", sort=False).mean(numeric_only=True).round(3).to_string())
         return
-    bad = [r for r in a.rows if r not in ROWS]
-    if bad:
-        ap.exit(2, f"rows: {', '.join(bad)} not known (accepted: {', '.join(ROWS)})\n")
+    moved = [r for r in a.rows if r in WINDOW_S]
+    if moved:
+        # the study's measure() counts events over the 200 ms propagation RTT
+        ap.exit(2, f"rows: {', '.join(moved)} change the path's RTT (accepted: with --counting, "
+                   "which moves the event window with it)\n")
     seeds = [int(s) for s in a.seeds.split(",")]
-    runs = pd.concat([run_row(r, seeds, a.flows, a.duration, a.warmup) for r in (a.rows or list(ROWS))])
+    rows = a.rows or [r for r in ROWS if r not in WINDOW_S]
+    runs = pd.concat([run_row(r, seeds, a.flows, a.duration, a.warmup) for r in rows])
     cols = ["sync", "sync_srtt", "sync_tcp_ev", "srtt_s", "events", "drops", "tcp_goodput_mbps"]
     print(runs.groupby(["row", "algorithm", "scheme"], sort=False)[cols].mean().round(3).to_string())
 
