@@ -80,3 +80,20 @@ def test_counting_rules_are_ordered_as_their_definitions(hyp):
     # chaining drops less than one window apart never makes more events than the windows
     assert r["gap_events"] <= r["events"]
     assert math.isfinite(r["tcp_goodput_mbps"]) and r["tcp_goodput_mbps"] > 50
+
+
+@pytest.mark.parametrize("args, says", [
+    (["rtt50"], "rows: rtt50 change the path's RTT (accepted: with --counting"),
+    (["--counting", "nosuch"], "rows: nosuch not known (accepted: droptail, pacing,"),
+])
+def test_script_refuses_rows_it_cannot_run_in_one_line(args, says):
+    import os
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parents[1]
+    env = {**os.environ, "PYTHONPATH": str(root / "python")}
+    p = subprocess.run([sys.executable, str(root / "scripts" / "wei_sync_hypotheses.py"), *args],
+                       capture_output=True, text=True, env=env, timeout=60)
+    assert p.returncode == 2 and p.stderr.startswith(says), p.stderr
+    assert len(p.stderr.strip().splitlines()) == 1 and "Traceback" not in p.stderr
