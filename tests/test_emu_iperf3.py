@@ -84,6 +84,7 @@ def test_missing_iperf3_is_one_line(tmp_path):
 
 @pytest.mark.emu
 @pytest.mark.skipif(_reason is not None, reason=f"iperf3 emulation unavailable: {_reason}")
+@pytest.mark.filterwarnings("ignore:bulk. iperf3 sets -C")
 def test_iperf3_run_fills_the_tables():
     from ccbench.emu.runner import emulate
 
@@ -113,6 +114,9 @@ def test_iperf3_run_fills_the_tables():
     # the sysctls read back in the namespaces
     assert emu["kernel_settings"]["srv"]["net.ipv4.tcp_no_metrics_save"] == "1"
     assert "tcp_rmem" in " ".join(emu["kernel_settings"]["cli"])
+    from ccbench.emu.system import default_cc
+
+    assert bool(emu["notes"]) == (default_cc() != "cubic")
     # the transfer kept the built-in source and finished
     assert f.loc["file", "completion_s"] > 0
 
@@ -135,3 +139,16 @@ def test_sources_are_judged_with_the_simulator_targets():
     assert c.loc["goodput_bps", "differs"] is True and c.loc["goodput_bps", "diff"] == pytest.approx(8.1 / 9.55 - 1)
     assert c.loc["ss_exit_cwnd", "differs"] is False and c.loc["ss_exit_cwnd", "target"] == "25%"
     assert c.loc["rtt_p50_s", "differs"] is False
+
+
+def test_late_cc_is_noted():
+    # iperf3 sets -C after connect(): a flow whose cc is not the namespace default was set
+    # up by the default, and a default BBR leaves the kernel's pacing on for it
+    from ccbench.emu import iperf3 as ip3
+    from ccbench.emu.runner import _plan
+
+    plan = _plan(_scenario().to_sim_config(), {"srv": "a", "cli": "b"}, 1_000_000, "iperf3")
+    notes = ip3.late_cc_notes(plan.flows, "bbr")
+    assert len(notes) == 1 and notes[0].startswith("bulk: iperf3 sets -C cubic after connecting")
+    assert "pacing" in notes[0]
+    assert ip3.late_cc_notes(plan.flows, "cubic") == []  # the default: nothing to note; reno's transfer is built-in

@@ -114,6 +114,8 @@ def run_cmd(
         console.print(f"[dim]{line}[/dim]")
     if run.meta["emu"].get("traffic_source") == "iperf3":
         console.print(f"[dim]traffic source: {run.meta['emu'].get('iperf3')} for the bulk TCP flows[/dim]")
+    for msg in run.meta["emu"].get("notes") or []:
+        console.print(f"[yellow]note:[/yellow] {msg}")
     for msg in run.meta["emu"]["ignored"]:
         console.print(f"[yellow]ignored by the emulator:[/yellow] {msg}")
     pcap_opts.print_captures(run.meta.get("pcap", []), console)

@@ -146,6 +146,23 @@ def summary(client: dict, server: dict) -> dict:
     }
 
 
+def late_cc_notes(flows: list[dict[str, Any]], default_cc: str) -> list[str]:
+    """iperf3 sets ``-C`` on its data socket after connect() (iperf_create_streams), so
+    the connection is set up by the namespace's default congestion control, which a new
+    namespace inherits from the host and may only set to one of
+    ``tcp_allowed_congestion_control``. A default BBR leaves ``sk_pacing_status`` at
+    SK_PACING_NEEDED (bbr_init) for the flow's whole life: the kernel then paces it
+    (``tcp_needs_internal_pacing``) and CUBIC's HyStart does not halve its ACK-train
+    threshold (``hystart_update``), so slow start usually ends at the first loss."""
+    out = []
+    for p in flows:
+        if p["source"] == "iperf3" and p["cc"] and default_cc and p["cc"] != default_cc:
+            pacing = " (BBR's initialisation leaves the kernel's pacing on for it)" if default_cc.startswith("bbr") else ""
+            out.append(f"{p['name']}: iperf3 sets -C {p['cc']} after connecting; the connection was set up by the "
+                       f"default congestion control {default_cc}{pacing}")
+    return out
+
+
 def source_of(scenario, override: Optional[str]) -> str:
     src = override if override is not None else scenario.emu.traffic_source
     if src not in SOURCES:

@@ -335,6 +335,9 @@ def emulate(
     iperf3 = ip3.find() if any(p["source"] == "iperf3" for p in plan.flows) else None
     for msg in plan.ignored:
         warnings.warn(f"emulator ignores {msg}", stacklevel=2)
+    notes = ip3.late_cc_notes(plan.flows, system.default_cc())
+    for msg in notes:
+        warnings.warn(msg, stacklevel=2)
 
     system.clean()  # namespaces, pid files and work directories of runs that died
     keep = keep or workdir is not None
@@ -517,6 +520,7 @@ def emulate(
                 "offloads": "none: TUN devices with TUNSETOFFLOAD 0 (no TSO/GSO/checksum offload; no GRO without IFF_NAPI)",
                 "route_options": plan.route_opts,
                 "ignored": plan.ignored,
+                "notes": notes,
                 "spin_us": spin_us,
                 "rt_prio": rt_prio,
                 "info_interval_s": info_interval,

@@ -46,6 +46,14 @@ def available_cc() -> list[str]:
         return []
 
 
+def default_cc() -> str:
+    """The host's default congestion control, which a new network namespace inherits."""
+    try:
+        return Path("/proc/sys/net/ipv4/tcp_congestion_control").read_text().strip()
+    except OSError:
+        return ""
+
+
 def check() -> dict:
     """What this machine supports, and the list of problems (empty when all is well)."""
     info: dict = {

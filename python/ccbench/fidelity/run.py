@@ -90,7 +90,7 @@ def _settings(run) -> dict:
                for name, f in (emu.get("flows") or {}).items() if f.get("source") == "iperf3"}
     return {"traffic_source": emu.get("traffic_source", "ccemu"), "iperf3": emu.get("iperf3"),
             "sysctls": emu.get("sysctls"), "route_options": emu.get("route_options"), "ignored": emu.get("ignored"),
-            "kernel": (run.meta.get("versions") or {}).get("kernel"), "read_back": emu.get("kernel_settings"),
+            "notes": emu.get("notes"), "kernel": (run.meta.get("versions") or {}).get("kernel"), "read_back": emu.get("kernel_settings"),
             "offloads": emu.get("offloads"), "iperf3_buffers": buffers or None}
 
 
