@@ -69,6 +69,13 @@ PAPERS: tuple[Paper, ...] = (
             Item("Figs 3.12-3.23", "fairness convergence: Reno > 1500 RTTs at 100 Mbit/s / 200 ms; time reduced 2.4x "
                  "(pacing), 1.25x (RED), 30x (P-ECN); bound (3.8)", None,
                  "study wei-ch3 (eq. 3.7 from start-up, N 8/16)", "wei-ch3", "claims:Figs 3.12-3.22|Fig. 3.23"),
+            Item("Figs 3.19, 3.20", "half paced, half bursty Reno under DropTail: most bursty flows above their fair "
+                 "share, most paced below (paced flows detect more loss events); paced converge slower than alone, "
+                 "bursty faster", None, "study wei-ch3 (N 16/32, 1/4 and 1 BDP; --full N 2-32, 1/4-1 BDP)", "wei-ch3",
+                 "claims:Fig. 3.19|Fig. 3.20"),
+            Item("Fig. 3.26", "the same mix under Persistent ECN: the unfairness disappears, paced flows get more "
+                 "throughput than bursty 'in all cases'", None, "study wei-ch3 (as Figs 3.19, 3.20)", "wei-ch3",
+                 "claims:Fig. 3.26"),
             Item("Figs 3.21-3.26", "64 MB transfer: bound 5.39 s, TCP up to 10x at 200 ms, P-ECN <= 2x; P-ECN "
                  "throughput within 15 %", None, "study wei-ch3 (N 2-32, 1/8 and 1 BDP; throughput part not run)",
                  "wei-ch3", "claims:Fig. 3.24"),

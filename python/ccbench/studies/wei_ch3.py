@@ -23,6 +23,8 @@ on/off noise flows carrying 10 %), with one thing changed per part:
                 same runs (window evolution of synchronised flows)
 ``transfer``    64 MB split over N parallel Reno flows (Fig. 3.24), buffer 1/8 and 1 BDP:
                 completion time of the last flow / 5.39 s, DropTail vs P-ECN
+``mix``         half the flows paced, half bursty, DropTail and P-ECN, the convergence part's N
+                and length, buffers 1/4 and 1 BDP (Figs 3.19, 3.20, 3.26; :mod:`.wei_ch3_mix`)
 ==============  =========================================================================
 
 Reduced size (``run()``): seeds 1-2, N in 4-32, runs of 600 s simulated (3000 RTTs; convergence,
@@ -43,6 +45,7 @@ from typing import Any, Callable, Optional
 import numpy as np
 import pandas as pd
 
+from . import wei_ch3_mix
 from . import wei_sync as W
 
 DESCRIPTION = (
@@ -76,12 +79,14 @@ class Size:
     conv_n: tuple[int, ...]
     conv_s: float
     transfer_n: tuple[int, ...]
+    mix_buffers: tuple[float, ...] = (1.0,)  # in BDPs, the paced-bursty mix (wei_ch3_mix)
 
 
 REDUCED = Size(seeds=(1, 2), sync_n=(4, 8, 16, 32), buffers=(0.125, 0.25, 0.5, 1.0, 2.0), sync_s=600.0,
-               warmup_s=60.0, conv_n=(16, 32), conv_s=1500.0, transfer_n=(2, 8, 32))
+               warmup_s=60.0, conv_n=(16, 32), conv_s=1500.0, transfer_n=(2, 8, 32), mix_buffers=(0.25, 1.0))
 FULL = Size(seeds=tuple(range(1, 11)), sync_n=(2, 4, 8, 16, 32), buffers=(0.125, 0.25, 0.5, 1.0, 2.0), sync_s=1000.0,
-            warmup_s=100.0, conv_n=(2, 4, 8, 16, 32), conv_s=1500.0, transfer_n=(2, 4, 8, 16, 32))
+            warmup_s=100.0, conv_n=(2, 4, 8, 16, 32), conv_s=1500.0, transfer_n=(2, 4, 8, 16, 32),
+            mix_buffers=(0.25, 0.5, 1.0))
 
 
 def _buffer_pkts(bdps: float) -> int:
@@ -123,6 +128,8 @@ def measure(part: str, scheme: str, n: int, seed: int, duration_s: float, warmup
     from ccbench.analysis.losses import label_loss_events
     from ccbench.scenario import Scenario
 
+    if part == "mix":
+        return wei_ch3_mix.measure(scheme, n, seed, duration_s, warmup_s, buffer_bdp)
     t0 = time.perf_counter()
     d = scenario(part, scheme, n, duration_s, buffer_bdp, seed)
     run = ccbench.simulate(Scenario.from_dict(d), seed=seed)
@@ -222,6 +229,7 @@ def jobs(size: Size) -> list[tuple]:
             for sc in ("droptail", "pecn"):
                 for b in TRANSFER_BUFFERS:
                     j.append(("transfer", sc, n, s, 120.0, 0.0, b))
+        j += wei_ch3_mix.jobs(size, s)
     return j
 
 

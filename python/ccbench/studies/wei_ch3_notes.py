@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from . import wei_ch3_mix
 from .recorded import read_recorded
 from .wei_sync_notes import note as hypotheses
 
@@ -31,7 +32,7 @@ def ch3(results: Path) -> str:
         return out[0] + "No recorded `wei-ch3` results.\n"
     out.append(
         "`ccbench reproduce wei-ch3` (figures `wei_ch3_sync.png`, `wei_ch3_intervals.png`, "
-        "`wei_ch3_detection.png`, `wei_ch3_windows.png` in its `--out`):\n\n"
+        "`wei_ch3_detection.png`, `wei_ch3_windows.png`, `wei_ch3_mix.png` in its `--out`):\n\n"
         f"* **λ vs N and buffer (Fig. 3.9).** λ falls with N under DropTail "
         f"({_ours(t, 'λ droptail', 'N = 4, B = 1680 pkt')} at 4 flows, "
         f"{_ours(t, 'λ droptail', 'N = 32, B = 1680 pkt')} at 32) and pacing raises it at every N, as in the "
@@ -74,7 +75,8 @@ def ch3(results: Path) -> str:
         "every case run. Both worst cases are 2 flows in 1/8 BDP, where slow start and the halvings decide; the "
         "double cut above makes P-ECN worse. The noise's 10 % also puts a floor of 1.1x under every ratio. Not "
         "reproduced.\n"
-        "* **Not run:** the HS-TCP / S-TCP convergence panels, the paced-bursty mix (Figs 3.19, 3.20, 3.26), "
+        + wei_ch3_mix.note(t)
+        + "* **Not run:** the HS-TCP / S-TCP convergence panels, the HS-TCP / S-TCP panels of the paced-bursty mix, "
         "the throughput CDFs (Figs 3.16, 3.25) and the MIMD figures 3.13-3.14.\n")
     return "".join(out)
 

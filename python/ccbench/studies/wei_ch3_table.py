@@ -14,6 +14,7 @@ import pandas as pd
 
 from ccbench.models.wei_sync import fairness_convergence_lower_bound, sync_rate
 
+from . import wei_ch3_mix
 from . import wei_sync as W
 
 REL_TOL = 0.25
@@ -142,6 +143,7 @@ def claims(runs: pd.DataFrame) -> pd.DataFrame:
                          agrees=mx_dt > mx_pe, note="thesis: 'up to 10 times' at 200 ms; check: worse than P-ECN"))
         rows.append(_row("Fig. 3.24", "worst P-ECN completion / bound", "200 ms", mx_pe, 2.0, "x", agrees=mx_pe <= 2.0,
                          note="thesis: 'within 2 times', worst at 2 flows (slow start)"))
+    rows += wei_ch3_mix.claims(runs)  # Figs 3.19, 3.20, 3.26
     return pd.DataFrame(rows)
 
 
@@ -244,6 +246,7 @@ def write_outputs(out: Path, table: pd.DataFrame, runs: pd.DataFrame, rows: list
     _fig_convergence(runs, rows, out / "wei_ch3_windows.png")
     _fig_detection(rows, out / "wei_ch3_detection.png")
     _fig_intervals(rows, out / "wei_ch3_intervals.png")
+    wei_ch3_mix.figure(runs, out / "wei_ch3_mix.png")
     (out / "choices.txt").write_text(
         f"size: {'full' if full else 'reduced'} {size}\nwall time: {table.attrs.get('wall_s', float('nan')):.1f} s\n"
         "path: wei-sync's (see its choices.txt) with one change per part (ccbench.studies.wei_ch3 docstring)\n")
