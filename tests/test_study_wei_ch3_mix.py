@@ -52,6 +52,14 @@ def test_scenario_splits_the_flows_into_a_bursty_and_a_paced_half():
         scenario("droptail", 1, 10.0)
 
 
+def test_a_class_of_one_flow_is_measured():
+    from ccbench.studies.wei_ch3_mix import measure
+
+    r = measure("droptail", 2, 1, 30.0, 5.0)  # one bursty flow ("bursty"), one paced ("paced")
+    assert r["mbps_bursty"] > 1 and r["mbps_paced"] > 1, r
+    assert 0 < r["paced_share"] < 1, r
+
+
 def test_droptail_mix_favours_the_bursty_flows_which_detect_fewer_loss_events(runs):
     r = _one(runs, "mix", "droptail")
     assert r["ntg_bursty"] > 0 > r["ntg_paced"], r  # measured +0.16 / -0.16

@@ -24,13 +24,13 @@ on/off noise flows carrying 10 %), with one thing changed per part:
 ``transfer``    64 MB split over N parallel Reno flows (Fig. 3.24), buffer 1/8 and 1 BDP:
                 completion time of the last flow / 5.39 s, DropTail vs P-ECN
 ``mix``         half the flows paced, half bursty, DropTail and P-ECN, the convergence part's N
-                and length, buffers 1/4 and 1 BDP (Figs 3.19, 3.20, 3.26; :mod:`.wei_ch3_mix`)
+                and length, buffer 1 BDP (--full: 1/4-1 BDP) (Figs 3.19, 3.20, 3.26; :mod:`.wei_ch3_mix`)
 ==============  =========================================================================
 
-Reduced size (``run()``): seeds 1-2, N in 4-32, runs of 600 s simulated (3000 RTTs; convergence,
-16 and 32 flows, 1500 s = 7500 RTTs), 66 runs, about 5 minutes on one core of the shared 2-core
-machine. ``--full``: 10 seeds, N 2-32 in every part, 1000 s (convergence 1500 s), 550 runs of about
-2.5 s of CPU each: 20-40 minutes with 2 workers (estimated from a 20-run sample, not timed whole).
+Reduced size (``run()``): seeds 1-2, N in 4-32, runs of 600 s simulated (3000 RTTs; convergence
+and mix, 16 and 32 flows, 1500 s = 7500 RTTs), 74 runs, about 6 minutes on one core of the shared
+2-core machine. ``--full``: 10 seeds, N 2-32 in every part, 1000 s (convergence and mix 1500 s), 850
+runs of about 2.5-5 s of CPU each: 30-60 minutes with 2 workers (estimated from samples, not timed whole).
 """
 
 from __future__ import annotations
@@ -83,7 +83,7 @@ class Size:
 
 
 REDUCED = Size(seeds=(1, 2), sync_n=(4, 8, 16, 32), buffers=(0.125, 0.25, 0.5, 1.0, 2.0), sync_s=600.0,
-               warmup_s=60.0, conv_n=(16, 32), conv_s=1500.0, transfer_n=(2, 8, 32), mix_buffers=(0.25, 1.0))
+               warmup_s=60.0, conv_n=(16, 32), conv_s=1500.0, transfer_n=(2, 8, 32), mix_buffers=(1.0,))
 FULL = Size(seeds=tuple(range(1, 11)), sync_n=(2, 4, 8, 16, 32), buffers=(0.125, 0.25, 0.5, 1.0, 2.0), sync_s=1000.0,
             warmup_s=100.0, conv_n=(2, 4, 8, 16, 32), conv_s=1500.0, transfer_n=(2, 4, 8, 16, 32),
             mix_buffers=(0.25, 0.5, 1.0))

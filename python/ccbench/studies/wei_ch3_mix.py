@@ -27,9 +27,9 @@ and from start-up the convergence time F of eq. (3.7) of the class's flows again
 x* = c/N (N all flows). The isolated references are the ``convergence`` part's DropTail
 (bursty) and pacing (paced) runs of the same N, seed and length.
 
-Reduced: N 16 and 32, buffers 1/4 and 1 BDP, seeds 1-2, the convergence part's 1500 s: 16
-runs, about 70 s. ``--full``: N 2-32, buffers 1/4, 1/2 and 1 BDP (the thesis's Fig. 3.25
-buffers), 10 seeds: 300 runs. N odd never occurs; the bursty half is ``N // 2``.
+Reduced: N 16 and 32, buffer 1 BDP, seeds 1-2, the convergence part's 1500 s: 8 runs, about
+60-90 s on the shared machine. ``--full``: N 2-32, buffers 1/4, 1/2 and 1 BDP (the thesis's
+Fig. 3.25 buffers), 10 seeds: 300 runs of 2-5 s each. With an odd N the bursty half is ``N // 2``.
 """
 
 from __future__ import annotations
@@ -99,7 +99,8 @@ def measure(scheme: str, n: int, seed: int, duration_s: float, warmup_s: float,
     t0 = time.perf_counter()
     run = ccbench.simulate(Scenario.from_dict(scenario(scheme, n, duration_s, buffer_bdp)), seed=seed)
     names = [str(f) for f in run.flows["flow"]]
-    members = {c: [f for f in names if f.startswith(c + "[")] for c in CLASSES}
+    # a class of one flow is named without an index ("paced"), else "paced[i]"
+    members = {c: [f for f in names if f == c or f.startswith(c + "[")] for c in CLASSES}
     tcp = members["bursty"] + members["paced"]
     out: dict[str, Any] = {"part": "mix", "scheme": scheme, "n_flows": n, "seed": seed, "buffer_bdp": buffer_bdp}
     dr = run.drops
@@ -276,13 +277,17 @@ def figure(runs: pd.DataFrame, path: Path) -> None:
                      for n in ns]
             cap = max([v for v in mix_v + iso_v if np.isfinite(v)] + [1.0]) * 1.1
             for j, (vals, hatch, lab) in enumerate(((iso_v, "", "isolated"), (mix_v, "//", "mix"))):
+                xs = x + (2 * k + j - 1.5) * 0.2
                 shown = [v if np.isfinite(v) else cap for v in vals]
-                ax.bar(x + (2 * k + j - 1.5) * 0.2, shown, width=0.2, hatch=hatch,
-                       color="tab:blue" if c == "bursty" else "tab:orange", edgecolor="k", lw=0.5,
-                       label=f"{c}, {lab}")
+                ax.bar(xs, shown, width=0.2, hatch=hatch, color="tab:blue" if c == "bursty" else "tab:orange",
+                       edgecolor="k", lw=0.5, label=f"{c}, {lab}")
+                for xi, v in zip(xs, vals):
+                    if not np.isfinite(v):
+                        ax.text(xi, cap, "∞", ha="center", va="bottom", fontsize="small")
         ax.set_xticks(x, [f"N = {n}" for n in ns])
-        ax.set_ylabel(ylab + (" (bar at top: not converged)" if key == "F_rtts" else ""))
-        ax.legend(fontsize="x-small")
+        ax.set_ylim(0, 1.0 if key == "sync" else cap * 1.4)
+        ax.set_ylabel(ylab + (" (∞: not converged in the run)" if key == "F_rtts" else ""))
+        ax.legend(fontsize="x-small", ncol=2, loc="upper left")
         ax.set_title(("λ" if key == "sync" else "convergence time (Fig. 3.20)") + ", DropTail, 1 BDP",
                      fontsize="small")
     fig.suptitle("Half paced, half bursty Reno on one bottleneck (100 Mbit/s, 200 ms, 10 % noise)",
