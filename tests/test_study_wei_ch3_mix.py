@@ -86,7 +86,7 @@ def test_claims_rows_judge_the_thesis_statements(runs):
     assert by.loc["share of DropTail mixes with bursty NTG > 0", "agrees"] == "yes"
     assert by.loc["share of DropTail mixes where paced flows detect more loss events (λ)", "agrees"] == "yes"
     assert by.loc["P-ECN shrinks the paced-bursty throughput gap", "agrees"] == "yes"
-    f20 = t[t["item"] == "Fig. 3.20"]
+    f20 = t[t["item"].isin(["Fig. 3.20", "§3.2.4"])]
     assert len(f20) == 4 and set(f20["setting"]) == {"Reno N = 16, B = 1 BDP"}, f20
     assert len(t[t["quantity"].str.startswith("paced share")]) == 2
     # the verdicts follow the numbers: a P-ECN mix where the paced class wins every run
@@ -107,7 +107,8 @@ def test_figure_summary_item_and_note(runs, tmp_path):
     figure(runs, tmp_path / "mix.png")
     assert (tmp_path / "mix.png").stat().st_size > 10_000
     t = claims(runs)
-    for key, words in (("claims:Fig. 3.19|Fig. 3.20", "bursty NTG > 0"), ("claims:Fig. 3.26", "paced class gets more")):
+    for key, words in (("claims:Fig. 3.19|Fig. 3.20|§3.2.4", "bursty NTG > 0"),
+                       ("claims:Fig. 3.26", "paced class gets more")):
         item = next(i for p in PAPERS for i in p.items if i.key == key)
         status, text = summary.item_result(item, {"wei-ch3": (t, {})})
         assert status in ("reproduced", "partly", "not yet") and words in text, (status, text)

@@ -71,8 +71,9 @@ PAPERS: tuple[Paper, ...] = (
                  "study wei-ch3 (eq. 3.7 from start-up, N 8/16)", "wei-ch3", "claims:Figs 3.12-3.22|Fig. 3.23"),
             Item("Figs 3.19, 3.20", "half paced, half bursty Reno under DropTail: most bursty flows above their fair "
                  "share, most paced below (paced flows detect more loss events); paced converge slower than alone, "
-                 "bursty faster", None, "study wei-ch3 (N 16/32, 1 BDP; --full N 2-32, 1/4-1 BDP)", "wei-ch3",
-                 "claims:Fig. 3.19|Fig. 3.20"),
+                 "bursty faster; §3.2.4 expects λ to rise for the bursty and fall for the paced against isolation",
+                 None, "study wei-ch3 (N 16/32, 1 BDP; --full N 2-32, 1/4-1 BDP)", "wei-ch3",
+                 "claims:Fig. 3.19|Fig. 3.20|§3.2.4"),
             Item("Fig. 3.26", "the same mix under Persistent ECN: the unfairness disappears, paced flows get more "
                  "throughput than bursty 'in all cases'", None, "study wei-ch3 (as Figs 3.19, 3.20)", "wei-ch3",
                  "claims:Fig. 3.26"),

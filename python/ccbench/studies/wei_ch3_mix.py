@@ -213,7 +213,7 @@ def claims(runs: pd.DataFrame) -> list[dict]:
 
 
 def _against_isolation(runs: pd.DataFrame, dt: pd.DataFrame) -> list[dict]:
-    """Fig. 3.20 and §3.2.4's expectation on λ: each class in the DropTail mix (1 BDP) against
+    """Fig. 3.20, and §3.2.4's expectation on λ behind Figs 3.19/3.20: each class in the DropTail mix (1 BDP) against
     the isolated runs of the convergence part with the same N and seeds."""
     rows = []
     cv = runs[runs["part"] == "convergence"] if "part" in runs.columns else runs.iloc[0:0]
@@ -233,7 +233,7 @@ def _against_isolation(runs: pd.DataFrame, dt: pd.DataFrame) -> list[dict]:
                              note=f"mix {fmt(f_mix)}, isolated {fmt(f_iso)}; thesis: "
                                   + ("larger in the mix" if larger else "smaller in the mix")))
             l_mix, l_iso = float(g[f"sync_{c}"].mean()), float(iso["sync"].mean())
-            rows.append(_row("Fig. 3.20", f"λ of the {c} flows, mix vs isolated", f"Reno N = {n}, B = 1 BDP",
+            rows.append(_row("§3.2.4", f"λ of the {c} flows, mix vs isolated", f"Reno N = {n}, B = 1 BDP",
                              l_mix, unit="", agrees=(l_mix < l_iso) if larger else (l_mix > l_iso),
                              note=f"isolated {l_iso:.2f}; thesis §3.2.4 expects it to "
                                   + ("fall" if larger else "rise") + " in the mix"))
