@@ -21,8 +21,14 @@
 //!   dequeue (and in [`Pie::advance`]) we run every update that fell due since the
 //!   last, in order. That is exact because the inputs of an update (`qdelay`, the
 //!   backlog, `avg_dq_rate`) only change inside enqueue/dequeue. The qdisc is taken to
-//!   be created at t = 0. Long idle periods are skipped in O(1) once the state has
-//!   reached its fixed point (`p = 0`, both delays 0).
+//!   exist before the run, as a router's qdisc does (`tc qdisc add` long before the
+//!   traffic), so its timer is already running at t = 0: updates fall at 0, `tupdate`,
+//!   2 `tupdate`, ... Creating it at t = 0 would hold the first update until 500 ms, and
+//!   a flow that builds a standing queue within its first RTTs would meet a drop
+//!   probability that started growing 0.5 s late (on 10 Mbit/s, 40 ms, one CUBIC flow:
+//!   first drop at 0.91 s instead of the kernel's 0.66 s behind ccemu, whose PIE is this
+//!   code on CLOCK_MONOTONIC, i.e. created at boot). Long idle periods are skipped in
+//!   O(1) once the state has reached its fixed point (`p = 0`, both delays 0).
 //! * **Early drop** at enqueue (`pie_drop_early`): none while burst allowance remains,
 //!   none if `qdelay < target/2` and `p < 20%`, none if the backlog is under two MTUs;
 //!   otherwise the derandomisation of RFC 8033 §5.1 (`accu_prob`: never drop before the
@@ -114,8 +120,9 @@ impl Default for PieConfig {
 
 /// `QUEUE_THRESHOLD`: bytes of backlog (and of departures) a rate measurement needs.
 const QUEUE_THRESHOLD: u64 = 16 * 1024;
-/// First timer expiry after creation (`pie_init`: `jiffies + HZ / 2`).
-const FIRST_UPDATE: Nanos = 500 * NS_PER_MS;
+/// First timer expiry of a qdisc that exists before the run (see the module doc; Linux's
+/// `pie_init` arms it `HZ / 2` after creation, long past by t = 0).
+const FIRST_UPDATE: Nanos = 0;
 
 /// What alpha and beta are divided by at probability `p` (RFC 8033 §4.2; Linux's loop
 /// in `pie_calculate_probability`: halve below 10%, then quarter per decade down to
@@ -456,6 +463,8 @@ mod tests {
     #[test]
     fn hand_computed_probability_updates() {
         let mut q = pie(PieConfig::default());
+        // As if created at t = 0 (Linux's `pie_init`: first update at HZ/2).
+        q.next_update = 500 * NS_PER_MS;
         let mut out = QdiscOut::default();
         for i in 0..100 {
             q.enqueue(item(i, 1000), 0, &mut out);
@@ -481,13 +490,32 @@ mod tests {
         assert!(out.dropped.is_empty());
     }
 
+    /// The qdisc exists before the run, so its timer is already on the `tupdate` grid at
+    /// t = 0: a queue built in the first RTTs is seen by the update at 15 ms, not at
+    /// 500 ms as for a qdisc created at t = 0. 100 packets at t = 0, one dequeued at
+    /// 10 ms (qdelay 10 ms); update at 15 ms, p = 0 -> divide by 2048:
+    ///   (0.125*(0.010-0.015) + 1.25*(0.010-0))/2048 = 0.011875/2048.
+    #[test]
+    fn timer_is_running_at_the_start_of_the_run() {
+        let mut q = pie(PieConfig::default());
+        let mut out = QdiscOut::default();
+        for i in 0..100 {
+            q.enqueue(item(i, 1000), 0, &mut out);
+        }
+        q.dequeue(10 * NS_PER_MS, &mut out).unwrap();
+        q.advance(15 * NS_PER_MS - 1);
+        assert_eq!(q.prob(), 0.0);
+        q.advance(15 * NS_PER_MS);
+        assert!(close(q.prob(), 0.011875 / 2048.0), "{}", q.prob());
+    }
+
     #[test]
     fn empty_queue_decays_and_resets() {
         // qdelay 0 twice in a row: p falls by the alpha term (p >= 10%: full gain,
         // 0.125*(0-0.015) = -0.001875), then by 1/64.
         let mut q = pie(PieConfig::default());
         q.force_prob(0.5);
-        q.advance(500 * NS_PER_MS);
+        q.advance(0); // the update at t = 0
         let p = (0.5 - 0.001875) * (63.0 / 64.0);
         assert!(close(q.prob(), p));
         // Long idle: p goes to 0 and the state resets; must not take 10^9 iterations.
@@ -617,8 +645,9 @@ mod tests {
         }
         let rate = 17_000.0 / (16.0 * 80_000.0);
         assert!(close(q.avg_dq_rate, rate), "{} vs {rate}", q.avg_dq_rate);
-        // Update at 500 ms: qdelay = 23 000 B / rate.
-        q.advance(500 * NS_PER_MS);
+        // The next update: qdelay = 23 000 B / rate (it is below target/2 with p = 0,
+        // so that update also resets the estimator, `pie_vars_init`, for later ones).
+        q.advance(15 * NS_PER_MS);
         assert_eq!(q.qdelay(), (23_000.0 / rate) as Nanos);
     }
 
