@@ -428,6 +428,16 @@ mod tests {
         Pie::new(&cfg, stream(3, "pie"), "q").unwrap()
     }
 
+    /// `n` packets of 1000 B enqueued at t = 0.
+    fn queued(cfg: PieConfig, n: u32) -> (Pie<u32>, QdiscOut<u32>) {
+        let mut q = pie(cfg);
+        let mut out = QdiscOut::default();
+        for i in 0..n {
+            q.enqueue(item(i, 1000), 0, &mut out);
+        }
+        (q, out)
+    }
+
     fn close(a: f64, b: f64) -> bool {
         (a - b).abs() <= 1e-12 * b.abs().max(1e-9)
     }
@@ -462,13 +472,10 @@ mod tests {
     ///   0.125*0.485 = 0.0606 capped to 2%, then +2% -> +0.04.
     #[test]
     fn hand_computed_probability_updates() {
-        let mut q = pie(PieConfig::default());
-        // As if created at t = 0 (Linux's `pie_init`: first update at HZ/2).
+        // As if created at t = 0 (Linux's `pie_init`: first update at HZ/2), with
+        // the queue already there.
+        let (mut q, mut out) = queued(PieConfig::default(), 100);
         q.next_update = 500 * NS_PER_MS;
-        let mut out = QdiscOut::default();
-        for i in 0..100 {
-            q.enqueue(item(i, 1000), 0, &mut out);
-        }
         q.dequeue(30 * NS_PER_MS, &mut out).unwrap();
         assert_eq!(q.qdelay(), 30 * NS_PER_MS);
         q.advance(499 * NS_PER_MS);
@@ -497,11 +504,7 @@ mod tests {
     ///   (0.125*(0.010-0.015) + 1.25*(0.010-0))/2048 = 0.011875/2048.
     #[test]
     fn timer_is_running_at_the_start_of_the_run() {
-        let mut q = pie(PieConfig::default());
-        let mut out = QdiscOut::default();
-        for i in 0..100 {
-            q.enqueue(item(i, 1000), 0, &mut out);
-        }
+        let (mut q, mut out) = queued(PieConfig::default(), 100);
         q.dequeue(10 * NS_PER_MS, &mut out).unwrap();
         q.advance(15 * NS_PER_MS - 1);
         assert_eq!(q.prob(), 0.0);
@@ -526,11 +529,7 @@ mod tests {
 
     #[test]
     fn burst_allowance_suppresses_early_drops_for_150ms_of_dequeues() {
-        let mut q = pie(PieConfig::default());
-        let mut out = QdiscOut::default();
-        for i in 0..300 {
-            q.enqueue(item(i, 1000), 0, &mut out);
-        }
+        let (mut q, mut out) = queued(PieConfig::default(), 300);
         q.force_prob(0.95); // high probability, and the timer stays far away:
         q.next_update = u64::MAX;
         // Dequeue every 10 ms from 10 ms: the first dequeue only stamps dq_tstamp, each
@@ -555,11 +554,7 @@ mod tests {
 
     #[test]
     fn derandomisation_never_drops_before_085_and_always_at_85() {
-        let mut q = pie(PieConfig::default());
-        let mut out = QdiscOut::default();
-        for i in 0..10 {
-            q.enqueue(item(i, 1000), 0, &mut out);
-        }
+        let (mut q, mut out) = queued(PieConfig::default(), 10);
         q.burst_time = 0;
         q.next_update = u64::MAX;
         q.qdelay = 20 * NS_PER_MS;
@@ -635,11 +630,7 @@ mod tests {
         // 0.0125 B/ns). A cycle starts at the
         // first dequeue seeing >= 16 KiB and ends after 16384 B have departed
         // (17 packets, the first one counted too, over 16 gaps).
-        let mut q = pie(PieConfig { dq_rate_estimator: true, ..Default::default() });
-        let mut out = QdiscOut::default();
-        for i in 0..40 {
-            q.enqueue(item(i, 1000), 0, &mut out);
-        }
+        let (mut q, mut out) = queued(PieConfig { dq_rate_estimator: true, ..Default::default() }, 40);
         for k in 0..17u64 {
             q.dequeue(k * 80_000, &mut out).unwrap();
         }
