@@ -14,7 +14,7 @@ use common::*;
 /// ccemu the kernel's first drop came at 0.654-0.659 s (two runs), when PIE's
 /// probability, updated every 15 ms since long before the flow, had grown enough. A
 /// qdisc created at t = 0 (first update at 500 ms, Linux's `pie_init`) dropped first at
-/// 0.91 s, and the late, larger first reduction raised the srtt p95 by 17 %.
+/// 0.91 s, and the late, larger first reduction raised the srtt p95 by 10 %.
 #[test]
 fn pie_first_drop_comes_when_the_kernels_does() {
     let pie = QdiscConfig::Pie(PieConfig { limit: 134, ..Default::default() });
