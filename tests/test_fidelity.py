@@ -125,30 +125,37 @@ def test_cwnd_metrics_slow_start_exit_and_reductions():
     assert m["reduction_ratio"] == pytest.approx(np.median([28 / 40, 22 / 32]))
 
 
-def test_rtt_percentiles_are_of_the_polled_srtt():
-    """rtt_p50_s / rtt_p95_s come from the srtt state samples (what the emulator's
-    TCP_INFO poll gives), not from the flow table (the simulator's there are over
-    per-ACK samples), and the matrix samples state every 1 ms on both backends."""
+def test_rtt_percentiles_are_of_the_sampled_srtt():
+    """rtt_p50_s / rtt_p95_s come from the srtt state samples over the flow's active span
+    (what the emulator's TCP_INFO poll gives), not from the flow table (the simulator's
+    there are over per-ACK samples), and the matrix samples state every 1 ms, as the
+    emulator polls TCP_INFO."""
     from types import SimpleNamespace
 
     from ccbench.fidelity.metrics import run_metrics
 
     nan = float("nan")
-    flows = pd.DataFrame([{
-        "flow": "bulk", "transport": "tcp", "start_s": 0.0, "end_s": 1.0, "bytes_delivered": 1e6,
-        "goodput_bps": 8e6, "loss_rate": 0.0, "rtt_p50_s": 0.5, "rtt_p95_s": 0.9, "retrans_bytes": 0,
-        "completion_s": nan, "delay_p50_s": nan, "delay_p95_s": nan, "delay_p99_s": nan}])
-    # no sample yet (0 from TCP_INFO, NaN in the simulator), then 40 ms x 90, 80 ms x 10
-    srtt = [0.0, nan] + [0.04] * 90 + [0.08] * 10
-    n = len(srtt)
-    cwnd = pd.DataFrame({"flow": ["bulk"] * n, "t": np.arange(n) * 1e-3, "cwnd_pkts": 10.0,
-                         "ssthresh_pkts": 2147483647.0, "ca_state": "open", "srtt_s": srtt,
-                         "delivered_pkts": np.arange(n)})
-    empty = pd.DataFrame()
-    run = SimpleNamespace(flows=flows, cwnd=cwnd, drops=empty, queue=empty, meta={})
-    r = run_metrics(run, 10e6).set_index("flow").loc["bulk"]
-    assert r["rtt_p50_s"] == pytest.approx(0.04)
-    assert r["rtt_p95_s"] == pytest.approx(np.percentile([0.04] * 90 + [0.08] * 10, 95))
+
+    def metrics(completion_s):
+        flows = pd.DataFrame([{
+            "flow": "f", "transport": "tcp", "start_s": 0.0, "end_s": 1.0, "bytes_delivered": 1e6,
+            "goodput_bps": 8e6, "loss_rate": 0.0, "rtt_p50_s": 0.5, "rtt_p95_s": 0.9, "retrans_bytes": 0,
+            "completion_s": completion_s, "delay_p50_s": nan, "delay_p95_s": nan, "delay_p99_s": nan}])
+        # no sample yet (0 from TCP_INFO, NaN in the simulator), then 40 ms x 90, 80 ms x 10
+        srtt = [0.0, nan] + [0.04] * 90 + [0.08] * 10
+        n = len(srtt)
+        cwnd = pd.DataFrame({"flow": ["f"] * n, "t": np.arange(n) * 1e-3, "cwnd_pkts": 10.0,
+                             "ssthresh_pkts": 2147483647.0, "ca_state": "open", "srtt_s": srtt,
+                             "delivered_pkts": np.arange(n)})
+        empty = pd.DataFrame()
+        run = SimpleNamespace(flows=flows, cwnd=cwnd, drops=empty, queue=empty, meta={})
+        return run_metrics(run, 10e6).set_index("flow").loc["f"]
+
+    bulk = metrics(nan)
+    assert bulk["rtt_p50_s"] == pytest.approx(0.04)
+    assert bulk["rtt_p95_s"] == pytest.approx(np.percentile([0.04] * 90 + [0.08] * 10, 95))
+    # a transfer that completed at 50 ms: the 80 ms samples after it do not count
+    assert metrics(0.05)["rtt_p95_s"] == pytest.approx(0.04)
     row = loads_matrix('[[rows]]\nname = "r"\n').rows[0]
     assert row.scenario_dict()["run"]["state_sample"] == "1ms"
 
