@@ -80,7 +80,7 @@ import numpy as np
 
 from ccbench.emu import iperf3 as ip3
 from ccbench.emu import system
-from ccbench.emu.system import NS_PREFIX, PID_DIR, EmulationError
+from ccbench.emu.system import NS_PREFIX, PID_DIR, EmulationError, kernel_hz
 from ccbench.emu import tables as T
 from ccbench.emu.addresses import MAX_PAIRS, host_addr, side_prefix
 from ccbench.procutil import pdeathsig_preexec
@@ -512,6 +512,7 @@ def emulate(
                 "run_id": run_id,
                 "namespaces": list(ns.values()),
                 "sysctls": plan.sysctls,
+                "kernel_hz": kernel_hz(),
                 "traffic_source": source,
                 "iperf3": ip3.version(iperf3) if iperf3 else None,
                 # what the kernel ran with: every TCP/buffer sysctl as read back in each

@@ -54,6 +54,24 @@ def default_cc() -> str:
         return ""
 
 
+def kernel_hz() -> Optional[int]:
+    """The running kernel's CONFIG_HZ (its timer tick, which TCP's timers count in), from
+    /boot/config-<release> or /proc/config.gz; None when neither says."""
+    import gzip
+    import re
+
+    release = os.uname().release
+    for path, opener in ((Path(f"/boot/config-{release}"), open), (Path("/proc/config.gz"), gzip.open)):
+        try:
+            with opener(path, "rt") as f:
+                m = re.search(r"^CONFIG_HZ=(\d+)$", f.read(), re.M)
+        except OSError:
+            continue
+        if m:
+            return int(m.group(1))
+    return None
+
+
 def check() -> dict:
     """What this machine supports, and the list of problems (empty when all is well)."""
     info: dict = {

@@ -131,6 +131,13 @@ class MatrixRow:
         run: dict[str, Any] = {"duration": self.duration, "seed": 1, "state_sample": sample}
         if backend == "sim" and parse_duration(self.start_jitter) > 0:
             run["start_jitter"] = self.start_jitter
+        if backend == "sim":
+            # ccemu's probes connect before the run, on the idle path: the simulator's
+            # handshake sample is taken the same way (a late flow's kernel SYN never saw
+            # the queue the first flow built)
+            for f in flows:
+                if f["transport"]["kind"] == "tcp":
+                    f["transport"]["syn_rtt"] = "idle"
         return {"run": run,
                 "topology": topo, "flows": flows}
 

@@ -91,7 +91,7 @@ def _settings(run) -> dict:
     return {"traffic_source": emu.get("traffic_source", "ccemu"), "iperf3": emu.get("iperf3"),
             "sysctls": emu.get("sysctls"), "route_options": emu.get("route_options"), "ignored": emu.get("ignored"),
             "notes": emu.get("notes"), "kernel": (run.meta.get("versions") or {}).get("kernel"), "read_back": emu.get("kernel_settings"),
-            "offloads": emu.get("offloads"), "iperf3_buffers": buffers or None}
+            "offloads": emu.get("offloads"), "iperf3_buffers": buffers or None, "kernel_hz": emu.get("kernel_hz")}
 
 
 def _sweep_rows(row: MatrixRow, backend: str, reps: int, out: Path, jobs: Optional[int], traffic_source: str = "ccemu"):

@@ -171,7 +171,7 @@ _TCP_KEYS: dict[str, str] = {
     "min_rto": "min_rto_ms",
     "max_rto": "max_rto_ms",
     "initial_rto": "initial_rto_ms",
-    "syn_rtt": "syn_rtt_us",
+    "kernel_hz": "kernel_hz",
     "delack_min": "delack_min_ms",
     "delack_max": "delack_max_ms",
     "tlp": "tlp",
@@ -194,6 +194,8 @@ STACKS: dict[str, dict[str, Any]] = {
         "sack": False, "dsack": False, "tlp": False, "frto": False, "delayed_ack": False,
         "init_cwnd": 1, "mss": 1460, "header_bytes": 40, "rto": "rfc6298", "min_rto_ms": 200,
         "fast_recovery": "reno",
+        "handshake_rtt": False,  # ns-2's agents have no SYN exchange
+        "kernel_hz": 100,  # ns-2's timer granularity, tcpTick_ = 10 ms
         "cc": {"name": "reno", "params": {}},
     },
 }
@@ -241,14 +243,21 @@ class Tcp(Table):
     min_rto: Optional[Duration] = None
     max_rto: Optional[Duration] = None
     initial_rto: Optional[Duration] = None
-    #: The RTT sample of a SYN exchange (simulator only; the kernel measures its own).
-    #: The simulator has no handshake; a Linux connection starts with this sample, so
+    #: The RTT sample of the SYN exchange (simulator only; the kernel measures its own).
+    #: The simulator has no handshake, but a Linux connection starts with this sample:
     #: srtt, RTO and min-RTT are set before its first data segment (a lost first flight
-    #: is recovered after a few hundred ms, not the 1 s initial RTO), and the receiver
-    #: bounds its delayed ACKs by it. Default: none (the first data ACK gives the first
-    #: sample). Set it to the path's round trip of a SYN, including the queue the SYN
-    #: would meet at connect time.
-    syn_rtt: Optional[Duration] = None
+    #: is recovered after a few hundred ms, not the 1 s initial RTO) and the receiver
+    #: bounds its delayed ACKs by it. "path" (default with the linux stack): measured on
+    #: the path when the flow starts, the queues ahead included (a connection opened
+    #: then); "idle": on the path without its queues (a connection opened earlier, or
+    #: pooled; ccemu's probes connect before the run); "off" (textbook-reno's default,
+    #: as ns-2's agents): none, the first data ACK gives the first sample; or a fixed
+    #: duration.
+    syn_rtt: Optional[Union[Literal["path", "idle", "off"], Duration]] = None
+    #: The kernel's timer frequency (CONFIG_HZ; default 250, mainline's and Debian's):
+    #: the RTO is a whole number of its ticks and the tail-loss-probe and RACK timers
+    #: wait 2 ticks more (simulator only: the emulator records its kernel's).
+    kernel_hz: Optional[Literal[100, 250, 300, 1000]] = None
     delack_min: Optional[Duration] = None
     delack_max: Optional[Duration] = None
     #: Tail loss probes (RFC 8985 §7; Linux >= 3.10) and F-RTO (RFC 5682): both on as in
@@ -285,7 +294,13 @@ class Tcp(Table):
             v = getattr(self, key)
             if v is None:
                 continue
-            out[rust] = v // 1_000_000 if key in _MS_FIELDS else (v // 1_000 if key == "syn_rtt" else v)
+            out[rust] = v // 1_000_000 if key in _MS_FIELDS else v
+        if self.syn_rtt is not None:
+            out["handshake_rtt"] = self.syn_rtt in ("path", "idle")
+            if self.syn_rtt == "idle":
+                out["handshake_queues"] = False
+            if not isinstance(self.syn_rtt, str):
+                out["syn_rtt_us"] = max(1, self.syn_rtt // 1_000)
         if self.cc is not None:
             out["cc"] = self.cc.to_json()
         return out

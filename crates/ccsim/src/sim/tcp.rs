@@ -11,11 +11,12 @@
 
 use super::{Simulation, Transport};
 use crate::config::Scheduler;
+use crate::qdisc::Qdisc;
 use crate::event::Event;
 use crate::ids::FlowId;
 use crate::packet::{Packet, NEVER};
 use crate::tcp::{EcnMode, ReceiverConfig, Segment, TcpConfig, TcpReceiver, TcpSender};
-use crate::time::{Nanos, NS_PER_MS};
+use crate::time::{Nanos, NS_PER_MS, NS_PER_US};
 use std::collections::VecDeque;
 
 #[derive(Clone, Copy, Debug)]
@@ -48,6 +49,10 @@ pub(super) struct TcpFlow {
     pub data_pkts_sent: u64,
     /// Last (cwnd, ca_state) recorded, for sampling on change.
     last_sample: (u32, u8),
+    /// The SYN exchange is still to be measured on the path (`handshake_rtt`), with
+    /// the backlog it would meet or on the idle path (`handshake_queues`).
+    pub handshake_pending: bool,
+    handshake_queues: bool,
 }
 
 /// A TCP flow's connections (one, or N parallel ones) and how messages are spread
@@ -143,6 +148,8 @@ impl TcpFlow {
             completion_ns: NEVER,
             data_pkts_sent: 0,
             last_sample: (0, u8::MAX),
+            handshake_pending: cfg.handshake_rtt && cfg.syn_rtt_us == 0,
+            handshake_queues: cfg.handshake_queues,
         })
     }
 
@@ -222,6 +229,14 @@ impl Simulation {
     fn tcp_pump(&mut self, f: FlowId, k: usize) {
         let now = self.now;
         let (src, dst) = (self.flows[f.idx()].src, self.flows[f.idx()].dst);
+        if tcp_of(&mut self.flows, f, k).handshake_pending {
+            let queues = tcp_of(&mut self.flows, f, k).handshake_queues;
+            let rtt = self.syn_rtt_ns(f, queues);
+            let t = tcp_of(&mut self.flows, f, k);
+            t.handshake_pending = false;
+            t.snd.handshake_sample(now, rtt.div_ceil(NS_PER_US));
+            t.rcv.set_handshake_srtt(rtt);
+        }
         loop {
             let t = tcp_of(&mut self.flows, f, k);
             let Some(seg) = t.snd.poll_transmit(now) else { break };
@@ -249,6 +264,35 @@ impl Simulation {
             self.arrive(src, pid);
         }
         self.tcp_rearm(f, k);
+    }
+
+    /// The RTT a SYN and its SYN-ACK would measure on flow `f`'s path now: per link,
+    /// propagation, the serialisation of 60 bytes and, with `queues`, the bytes queued
+    /// ahead (the packet in service counted whole). A link whose rate or delay varies
+    /// counts its configured part only (a model's draw is not taken: it would move the
+    /// run's random streams).
+    fn syn_rtt_ns(&self, f: FlowId, queues: bool) -> Nanos {
+        const SYN_BYTES: u64 = 60;
+        let fl = &self.flows[f.idx()];
+        let mut total: Nanos = 0;
+        for (a, b) in [(fl.src, fl.dst), (fl.dst, fl.src)] {
+            let Some(path) = self.net.path_hashed(a, b, fl.hash) else { continue };
+            for l in path {
+                let link = &self.links[l.idx()];
+                if link.delay_ns != crate::link::DELAY_VARIES {
+                    total += link.delay_ns;
+                }
+                if link.rate_bps > 0 {
+                    let queued = if queues {
+                        link.qdisc.backlog_bytes() + link.in_service.map_or(0, |p| self.pool.get(p).bytes as u64)
+                    } else {
+                        0
+                    };
+                    total += ((SYN_BYTES + queued) as u128 * 8_000_000_000 / link.rate_bps as u128) as Nanos;
+                }
+            }
+        }
+        total.max(1)
     }
 
     /// Sends the ACKs the receiver has ready.

@@ -214,12 +214,30 @@ pub struct TcpConfig {
     /// recovered after a TLP/RTO of a few hundred ms, not `TCP_TIMEOUT_INIT`'s 1 s, and
     /// the passive side has an srtt for its delayed-ACK bound. The congestion control
     /// never sees it (Linux initialises it after the handshake, `tcp_init_transfer`).
-    /// Off by default: a fixed sample misses the queue a SYN meets at connect time
-    /// (a flow joining a full 1-BDP queue measures twice the base RTT), and with the
-    /// base RTT the late flow of the fidelity matrix's two-Reno row took 14 % too much
-    /// of the link (docs/FIDELITY.md); the engine does not model that queue yet.
+    /// A fixed sample; see `handshake_rtt` for one measured on the path.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub syn_rtt_us: u64,
+    /// Take the SYN exchange's sample from the path when the flow starts: propagation,
+    /// the serialisation of a 60-byte SYN and SYN-ACK on every link, and the backlog
+    /// each would wait behind at that moment (a flow joining a full queue measures it,
+    /// as the kernel's SYN does). Ignored when `syn_rtt_us` is set. On by default, as
+    /// every Linux connection has a handshake (`transport.syn_rtt = "path"`).
+    #[serde(default = "d_true")]
+    pub handshake_rtt: bool,
+    /// Whether that sample includes the backlog on the path when the flow starts (a
+    /// connection opened then) or not (one opened earlier on an idle path: a pooled
+    /// connection, or ccemu's probes, which connect before the run).
+    #[serde(default = "d_true")]
+    pub handshake_queues: bool,
+    /// The kernel's timer frequency (`CONFIG_HZ`; mainline's default, and Debian's,
+    /// is 250). TCP's timers run in its ticks (jiffies): the RTO is rounded up to one
+    /// (`__tcp_set_rto`), and the tail-loss-probe and RACK reordering timers add
+    /// `TCP_TIMEOUT_MIN` = 2 ticks (8 ms at 250 Hz, 2 ms at 1000). Measured on the
+    /// emulator's kernel: every RTO in `TCP_INFO` is a multiple of 4 ms. The
+    /// congestion controls' own jiffies clocks (CUBIC's epoch, H-TCP) still count at
+    /// 1000 Hz.
+    #[serde(default = "d_kernel_hz")]
+    pub kernel_hz: u32,
     /// `TCP_DELACK_MIN` = 40 ms.
     #[serde(default = "d_delack_min")]
     pub delack_min_ms: u64,
@@ -262,6 +280,9 @@ fn d_min_rto() -> u64 {
 }
 fn d_max_rto() -> u64 {
     120_000
+}
+fn d_kernel_hz() -> u32 {
+    250
 }
 fn is_zero(v: &u64) -> bool {
     *v == 0
@@ -307,6 +328,9 @@ impl Default for TcpConfig {
             max_rto_ms: d_max_rto(),
             initial_rto_ms: d_initial_rto(),
             syn_rtt_us: 0,
+            handshake_rtt: true,
+            handshake_queues: true,
+            kernel_hz: d_kernel_hz(),
             delack_min_ms: d_delack_min(),
             delack_max_ms: d_delack_max(),
             cc: CcConfig::default(),
@@ -336,6 +360,12 @@ impl TcpConfig {
             return Err(ConfigError::new(
                 f("mss"),
                 format!("MSS {} is not a usable segment size; accepted: 1..={max_mss} bytes", self.mss),
+            ));
+        }
+        if !matches!(self.kernel_hz, 100 | 250 | 300 | 1000) {
+            return Err(ConfigError::new(
+                f("kernel_hz"),
+                format!("{} Hz is not a kernel timer frequency; accepted: 100, 250, 300 or 1000 (CONFIG_HZ)", self.kernel_hz),
             ));
         }
         if self.init_cwnd == 0 {

@@ -33,7 +33,7 @@ use crate::time::{Nanos, NS_PER_MS, NS_PER_SEC, NS_PER_US};
 /// keeps its own 10 s filter.)
 pub const MIN_RTT_WINDOW_NS: Nanos = 300 * NS_PER_SEC;
 
-/// Kernel timer granularity for the RTO (HZ = 1000).
+/// Kernel timer granularity for the RTO unless `with_jiffy` sets it (HZ = 1000).
 const JIFFY_NS: Nanos = NS_PER_MS;
 
 #[derive(Clone, Debug)]
@@ -58,6 +58,8 @@ pub struct RttEstimator {
     has_min_rtt: bool,
     latest_us: u64,
     mode: RtoMode,
+    /// One kernel timer tick (`1 s / CONFIG_HZ`): the RTO is kept in jiffies.
+    jiffy_ns: Nanos,
 }
 
 impl RttEstimator {
@@ -76,7 +78,14 @@ impl RttEstimator {
             has_min_rtt: false,
             latest_us: 0,
             mode: RtoMode::Linux,
+            jiffy_ns: JIFFY_NS,
         }
+    }
+
+    /// The kernel's timer tick (`TcpConfig::kernel_hz`).
+    pub fn with_jiffy(mut self, jiffy_ns: Nanos) -> Self {
+        self.jiffy_ns = jiffy_ns.max(1);
+        self
     }
 
     /// Chooses the RTO computation (Linux's by default).
@@ -164,9 +173,9 @@ impl RttEstimator {
         let us = match self.mode {
             RtoMode::Linux => (self.srtt_us8 >> 3) + self.rttvar_us,
             // RFC 6298 §2.4 with G = one jiffy; the minimum bounds the sum (§2.4).
-            RtoMode::Rfc6298 => ((self.srtt_us8 >> 3) + self.mdev_us4.max(JIFFY_NS / NS_PER_US)).max(self.min_rto_us),
+            RtoMode::Rfc6298 => ((self.srtt_us8 >> 3) + self.mdev_us4.max(self.jiffy_ns / NS_PER_US)).max(self.min_rto_us),
         };
-        let ns = (us * NS_PER_US).div_ceil(JIFFY_NS) * JIFFY_NS;
+        let ns = (us * NS_PER_US).div_ceil(self.jiffy_ns) * self.jiffy_ns;
         self.base_rto_ns = ns.min(self.max_rto_ns);
     }
 

@@ -329,6 +329,11 @@ pub struct TcpReceiver {
 }
 
 impl TcpReceiver {
+    /// The passive side's handshake sample (SYN-ACK to ACK, `tcp_synack_rtt_meas`).
+    pub fn set_handshake_srtt(&mut self, srtt_ns: Nanos) {
+        self.cfg.srtt_ns = Some(srtt_ns.max(1));
+    }
+
     pub fn new(cfg: ReceiverConfig) -> Self {
         let scaling_ratio = cfg.scaling_ratio;
         let mut r = TcpReceiver {

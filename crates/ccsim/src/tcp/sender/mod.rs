@@ -84,7 +84,7 @@ use crate::tcp::rate::RateSampler;
 use crate::tcp::rtt::RttEstimator;
 use crate::tcp::scoreboard::Scoreboard;
 use crate::tcp::segment::Segment;
-use crate::time::{Nanos, NS_PER_MS};
+use crate::time::{Nanos, NS_PER_MS, NS_PER_SEC};
 use rand::SeedableRng;
 
 mod abc;
@@ -285,6 +285,8 @@ pub struct TcpSender {
     tlp_pending: bool,
     min_rto: Nanos,
     initial_rto: Nanos,
+    /// One kernel timer tick (`TcpConfig::kernel_hz`), for the TLP and RACK timers.
+    jiffy: Nanos,
     /// New-data segments sent in the current transmit burst.
     batch_new: u32,
 
@@ -325,7 +327,9 @@ impl TcpSender {
                 cfg.min_rto_ms * NS_PER_MS,
                 cfg.max_rto_ms * NS_PER_MS,
             )
-            .with_mode(cfg.rto),
+            .with_mode(cfg.rto)
+            .with_jiffy(NS_PER_SEC / cfg.kernel_hz.max(1) as u64),
+            jiffy: NS_PER_SEC / cfg.kernel_hz.max(1) as u64,
             rate: RateSampler::default(),
             sb: Scoreboard::default(),
             now,
@@ -383,12 +387,17 @@ impl TcpSender {
             stats: SenderStats::default(),
         };
         if cfg.syn_rtt_us > 0 {
-            // The handshake's sample (see `TcpConfig::syn_rtt_us`); before the CC's init,
-            // as Linux's `tcp_init_transfer` runs after `tcp_ack` of the SYN-ACK.
-            s.rtt.on_sample(now, cfg.syn_rtt_us, cfg.syn_rtt_us, 0, 0);
+            s.handshake_sample(now, cfg.syn_rtt_us);
         }
         s.with_cc(|cc, cx| cc.ops().init(cx));
         s
+    }
+
+    /// The SYN exchange's RTT sample (`TcpConfig::syn_rtt_us`, `handshake_rtt`): srtt,
+    /// rttvar, RTO and the min-RTT filter, as `tcp_ack_update_rtt` on the SYN-ACK. Not
+    /// a sample of the flow's data (`stats.rtt_samples_us`), and the CC never sees it.
+    pub fn handshake_sample(&mut self, now: Nanos, rtt_us: u64) {
+        self.rtt.on_sample(now, rtt_us.max(1), rtt_us.max(1), 0, 0);
     }
 
     /// Builds the CC from `cfg.cc` and the sender in one step.

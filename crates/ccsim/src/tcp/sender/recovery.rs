@@ -7,13 +7,13 @@
 
 use crate::tcp::cc::CaState;
 use crate::tcp::segment::Segment;
-use crate::time::{Nanos, NS_PER_MS, NS_PER_US};
+use crate::time::{Nanos, NS_PER_US};
 
 use super::{TcpSender, FLAG_DATA_SACKED, FLAG_DSACKING_ACK, FLAG_NOT_DUP, FLAG_SND_UNA_ADVANCED};
 
-/// Kernel timer tick (HZ = 1000) and `TCP_TIMEOUT_MIN` (2 ticks) for the RACK timer.
-const JIFFY: Nanos = NS_PER_MS;
-const TCP_TIMEOUT_MIN: Nanos = 2 * JIFFY;
+/// `TCP_TIMEOUT_MIN`: 2 kernel timer ticks (`TcpConfig::kernel_hz`), added to the TLP
+/// and RACK timers.
+const TCP_TIMEOUT_MIN_TICKS: Nanos = 2;
 
 impl TcpSender {
     /// `tcp_schedule_loss_probe`: probe after 2*srtt (plus a delayed-ACK allowance
@@ -27,8 +27,9 @@ impl TcpSender {
             return false;
         }
         let mut timeout = if self.rtt.has_sample() {
-            let two_srtt = (self.rtt.srtt() * 2).div_ceil(JIFFY) * JIFFY;
-            two_srtt + if self.sb.packets_out() == 1 { self.min_rto } else { TCP_TIMEOUT_MIN }
+            let j = self.jiffy;
+            let two_srtt = (self.rtt.srtt() * 2).div_ceil(j) * j;
+            two_srtt + if self.sb.packets_out() == 1 { self.min_rto } else { TCP_TIMEOUT_MIN_TICKS * j }
         } else {
             self.initial_rto
         };
@@ -193,8 +194,13 @@ impl TcpSender {
         self.rack.advanced = false;
         let timeout = self.rack_detect_loss();
         if timeout > 0 {
-            self.reo_deadline = Some(self.now + timeout.div_ceil(JIFFY) * JIFFY + TCP_TIMEOUT_MIN);
+            self.reo_deadline = Some(self.now + self.reo_timer(timeout));
         }
+    }
+
+    /// `tcp_rack_mark_lost`'s timer: `usecs_to_jiffies(timeout) + TCP_TIMEOUT_MIN`.
+    fn reo_timer(&self, timeout: Nanos) -> Nanos {
+        timeout.div_ceil(self.jiffy) * self.jiffy + TCP_TIMEOUT_MIN_TICKS * self.jiffy
     }
 
     /// `tcp_rack_reo_timeout`: the reordering window expired.
@@ -210,7 +216,7 @@ impl TcpSender {
             }
         }
         if timeout > 0 {
-            self.reo_deadline = Some(self.now + timeout.div_ceil(JIFFY) * JIFFY + TCP_TIMEOUT_MIN);
+            self.reo_deadline = Some(self.now + self.reo_timer(timeout));
         }
         if self.rto_deadline.is_none() {
             self.rearm_rto();

@@ -282,7 +282,8 @@ fn tail_loss_probe_repairs_a_lost_tail_without_rto() {
     // at 502 ms lets RACK mark 17 and 18 lost, and fast recovery repairs them. PRR
     // with nothing else in flight is packet conservation: one SACKed segment buys
     // one retransmission (17), whose ACK at 602 ms releases the next (18).
-    let mut p = bulk(reno(), 20, 50 * MS, None);
+    // (At HZ = 1000: TCP_TIMEOUT_MIN is 2 ticks.)
+    let mut p = bulk(TcpConfig { kernel_hz: 1000, ..reno() }, 20, 50 * MS, None);
     for i in 17..20 {
         p.on(seg(i), 1, Action::Drop);
     }
@@ -292,6 +293,25 @@ fn tail_loss_probe_repairs_a_lost_tail_without_rto() {
     let st = p.s.stats();
     assert_eq!((st.tlp_probes, st.fast_recoveries, st.timeouts), (1, 1, 0));
     assert_eq!(p.s.snd_una(), 20 * MSS);
+}
+
+#[test]
+fn timers_run_in_kernel_ticks() {
+    // HZ = 250 (mainline's default): the probe waits 2 ticks = 8 ms past 2*srtt, so
+    // the tail is probed at 408 ms, not 402 ms as at HZ = 1000.
+    let mut p = bulk(reno(), 20, 50 * MS, None);
+    for i in 17..20 {
+        p.on(seg(i), 1, Action::Drop);
+    }
+    p.run_until(10_000 * MS);
+    assert_eq!(p.rtx()[0], (408 * MS, seg(19)));
+    // and the RTO is a whole number of 4 ms ticks (srtt 50 + 200 ms = 250 -> 252 ms)
+    let mut p = bulk(TcpConfig { tlp: false, syn_rtt_us: 50_000, ..reno() }, 10, 50 * MS, None);
+    for i in 0..10 {
+        p.on(seg(i), 1, Action::Drop);
+    }
+    p.run_until(1500 * MS);
+    assert_eq!(p.rtos()[0], 252 * MS);
 }
 
 #[test]
@@ -309,7 +329,7 @@ fn first_rto_without_rtt_sample_is_initial_rto() {
 fn syn_rtt_sample_sets_the_first_rto_like_a_linux_handshake() {
     // With the SYN exchange's 50 ms sample the first flight's RTO is Linux's
     // srtt + max(4 rttvar, rto_min) = 50 + 200 ms (`tcp_set_rto`), not the 1 s initial.
-    let mut p = bulk(TcpConfig { tlp: false, syn_rtt_us: 50_000, ..reno() }, 10, 50 * MS, None);
+    let mut p = bulk(TcpConfig { tlp: false, syn_rtt_us: 50_000, kernel_hz: 1000, ..reno() }, 10, 50 * MS, None);
     for i in 0..10 {
         p.on(seg(i), 1, Action::Drop);
     }
