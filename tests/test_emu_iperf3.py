@@ -142,13 +142,22 @@ def test_sources_are_judged_with_the_simulator_targets():
 
 
 def test_late_cc_is_noted():
-    # iperf3 sets -C after connect(): a flow whose cc is not the namespace default was set
-    # up by the default, and a default BBR leaves the kernel's pacing on for it
+    # iperf3 sets -C after connect(): the sender's route gets the flows' algorithm as its
+    # congctl where they share one; otherwise a flow is set up by the default, and noted
     from ccbench.emu import iperf3 as ip3
     from ccbench.emu.runner import _plan
 
     plan = _plan(_scenario().to_sim_config(), {"srv": "a", "cli": "b"}, 1_000_000, "iperf3")
-    notes = ip3.late_cc_notes(plan.flows, "bbr")
+    # the srv side sends the cubic download and the reno transfer: no single algorithm
+    assert ip3.route_congctl(plan.flows) == {}
+    notes = ip3.late_cc_notes(plan.flows, "bbr", plan.route_opts)
     assert len(notes) == 1 and notes[0].startswith("bulk: iperf3 sets -C cubic after connecting")
     assert "pacing" in notes[0]
-    assert ip3.late_cc_notes(plan.flows, "cubic") == []  # the default: nothing to note; reno's transfer is built-in
+    assert ip3.late_cc_notes(plan.flows, "cubic", plan.route_opts) == []
+    one = _scenario().to_sim_config()
+    one["flows"] = [f for f in one["flows"] if f["name"] != "file"]
+    plan = _plan(one, {"srv": "a", "cli": "b"}, 1_000_000, "iperf3")
+    assert plan.route_opts["srv"][-2:] == ["congctl", "cubic"]
+    assert ip3.late_cc_notes(plan.flows, "bbr", plan.route_opts) == []
+    # the built-in source sets its algorithm before connecting: no route attribute
+    assert "congctl" not in _plan(one, {"srv": "a", "cli": "b"}, 1_000_000).route_opts["srv"]

@@ -146,20 +146,39 @@ def summary(client: dict, server: dict) -> dict:
     }
 
 
-def late_cc_notes(flows: list[dict[str, Any]], default_cc: str) -> list[str]:
-    """iperf3 sets ``-C`` on its data socket after connect() (iperf_create_streams), so
-    the connection is set up by the namespace's default congestion control, which a new
+def route_congctl(flows: list[dict[str, Any]]) -> dict[str, str]:
+    """The route congestion control (``ip route ... congctl``) per sender side: the
+    algorithm of its iperf3 flows when its TCP flows all use one.
+
+    iperf3 sets ``-C`` on its data socket after connect() (iperf_create_streams), so the
+    connection is set up by the namespace's default congestion control, which a new
     namespace inherits from the host and may only set to one of
-    ``tcp_allowed_congestion_control``. A default BBR leaves ``sk_pacing_status`` at
-    SK_PACING_NEEDED (bbr_init) for the flow's whole life: the kernel then paces it
-    (``tcp_needs_internal_pacing``) and CUBIC's HyStart does not halve its ACK-train
-    threshold (``hystart_update``), so slow start usually ends at the first loss."""
+    ``tcp_allowed_congestion_control``. A route's ``congctl`` applies at connect
+    (``tcp_ca_dst_init``), as the flow's own algorithm as default would on a host of its
+    own; the late ``-C`` then changes nothing. Without it a default BBR leaves
+    ``sk_pacing_status`` at SK_PACING_NEEDED (``bbr_init``) for the flow's whole life:
+    the kernel paces it (``tcp_needs_internal_pacing``) and CUBIC's HyStart does not
+    halve its ACK-train threshold (``hystart_update``), so slow start usually ends at the
+    first loss (docs/FIDELITY.md)."""
+    out: dict[str, str] = {}
+    for side in {p["src_side"] for p in flows if p["source"] == "iperf3" and p["cc"]}:
+        ccs = {p["cc"] for p in flows if p["src_side"] == side and p["transport"] == "tcp"}
+        if len(ccs) == 1 and None not in ccs:
+            out[side] = ccs.pop()
+    return out
+
+
+def late_cc_notes(flows: list[dict[str, Any]], default_cc: str, route_opts: dict[str, list[str]]) -> list[str]:
+    """iperf3 flows set up by another congestion control than their own (see
+    :func:`route_congctl`): the route's ``congctl``, else the namespace default."""
     out = []
     for p in flows:
-        if p["source"] == "iperf3" and p["cc"] and default_cc and p["cc"] != default_cc:
-            pacing = " (BBR's initialisation leaves the kernel's pacing on for it)" if default_cc.startswith("bbr") else ""
-            out.append(f"{p['name']}: iperf3 sets -C {p['cc']} after connecting; the connection was set up by the "
-                       f"default congestion control {default_cc}{pacing}")
+        route = dict(zip(route_opts.get(p["src_side"], [])[::2], route_opts.get(p["src_side"], [])[1::2]))
+        setup = route.get("congctl", default_cc)
+        if p["source"] == "iperf3" and p["cc"] and setup and p["cc"] != setup:
+            pacing = " (BBR's initialisation leaves the kernel's pacing on for it)" if setup.startswith("bbr") else ""
+            out.append(f"{p['name']}: iperf3 sets -C {p['cc']} after connecting; the connection was set up by "
+                       f"{setup}{pacing}")
     return out
 
 

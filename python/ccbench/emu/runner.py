@@ -236,6 +236,8 @@ def _plan(config: dict, ns: dict[str, str], info_interval_ns: int, source: str =
                 if tr.get(key) is not None:
                     plan.ignored.append(f"{f['name']}: transport.{key} = {tr[key]!r}")
         plan.flows.append(p)
+    for side, cc in ip3.route_congctl(plan.flows).items():
+        plan.route_opts[side] += ["congctl", cc]
     for side, opts in plan.route_opts.items():
         # one route per namespace: the first value of each attribute wins
         seen: dict[str, str] = {}
@@ -335,7 +337,7 @@ def emulate(
     iperf3 = ip3.find() if any(p["source"] == "iperf3" for p in plan.flows) else None
     for msg in plan.ignored:
         warnings.warn(f"emulator ignores {msg}", stacklevel=2)
-    notes = ip3.late_cc_notes(plan.flows, system.default_cc())
+    notes = ip3.late_cc_notes(plan.flows, system.default_cc(), plan.route_opts)
     for msg in notes:
         warnings.warn(msg, stacklevel=2)
 
