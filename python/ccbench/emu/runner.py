@@ -38,8 +38,10 @@ tcp-watch``); UDP, CBR/on-off and ``bytes`` transfers keep the built-in probes.
 read back in both namespaces.
 
 TCP senders connect as soon as they are started (before the run origin) and write
-from the flow's ``start`` on, so the handshake RTT is not part of the run, as in the
-simulator, which has no handshake.
+from the flow's ``start`` on, so the handshake is not part of the run; its RTT sample
+stays in the socket (srtt and min_rtt before any data), as the simulator's
+``transport.syn_rtt`` models. ``meta["emu"]["tcp_mib"]`` keeps each side's nonzero TCP
+MIB counters (:mod:`ccbench.emu.mib`).
 
 What the tables hold (NaN = the emulator cannot know it):
 
@@ -79,7 +81,7 @@ from typing import Any, Optional
 import numpy as np
 
 from ccbench.emu import iperf3 as ip3
-from ccbench.emu import system
+from ccbench.emu import mib, system
 from ccbench.emu.system import NS_PREFIX, PID_DIR, EmulationError, kernel_hz
 from ccbench.emu import tables as T
 from ccbench.emu.addresses import MAX_PAIRS, host_addr, side_prefix
@@ -479,6 +481,7 @@ def emulate(
         if line != "DONE":
             raise EmulationError(f"ccemu bottleneck said {line!r} instead of DONE")
         bn.wait(timeout=10)
+        tcp_mib = {side: mib.namespace_tcp_mib(ns[side]) for side in ("srv", "cli")}
         bmeta = json.loads((bn_out / "bottleneck.json").read_text())
         run = _collect(config, plan, tmp, bn_out, bmeta, t0)
         kernel_settings = _kernel_settings(ns)
@@ -530,6 +533,7 @@ def emulate(
                 "timing_error_ns": timing,
                 "bottleneck": bmeta["directions"],
                 "flows": run.meta.pop("emu_flows"),
+                "tcp_mib": tcp_mib,
                 "wall_s": time.monotonic() - wall0,
                 "files": str(tmp) if keep else None,
             },
