@@ -233,9 +233,9 @@ pub struct TcpConfig {
     /// is 250). TCP's timers run in its ticks (jiffies): the RTO is rounded up to one
     /// (`__tcp_set_rto`), and the tail-loss-probe and RACK reordering timers add
     /// `TCP_TIMEOUT_MIN` = 2 ticks (8 ms at 250 Hz, 2 ms at 1000). Measured on the
-    /// emulator's kernel: every RTO in `TCP_INFO` is a multiple of 4 ms. The
-    /// congestion controls' own jiffies clocks (CUBIC's epoch, H-TCP) still count at
-    /// 1000 Hz.
+    /// emulator's kernel: every RTO in `TCP_INFO` is a multiple of 4 ms. CUBIC's and
+    /// BIC's jiffies clocks (the epoch, `HZ/32` between cnt updates) follow it too;
+    /// H-TCP's and Westwood's still count at 1000 Hz.
     #[serde(default = "d_kernel_hz")]
     pub kernel_hz: u32,
     /// `TCP_DELACK_MIN` = 40 ms.

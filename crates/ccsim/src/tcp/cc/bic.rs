@@ -19,7 +19,7 @@
 //! maximum. The paper's S_min is not a parameter in Linux (it is implied by
 //! `smooth_part`).
 
-use super::cubic::{jiffies32, HZ};
+use super::cubic::jiffies32_at;
 use super::{AckSample, AnyCc, CaState, CcContext, CongAvoid, CongestionOps, ParamSpec, ParamValue, Params};
 use crate::error::ConfigError;
 use crate::time::Nanos;
@@ -110,9 +110,9 @@ impl Bic {
     }
 
     /// `bictcp_update`: ACKed segments per +1 segment for the current region.
-    fn update(&mut self, now: Nanos, cwnd: u32) {
-        let jiffies = jiffies32(now);
-        if self.last_cwnd == cwnd && (jiffies.wrapping_sub(self.last_time) as i32) <= (HZ / 32) as i32 {
+    fn update(&mut self, now: Nanos, hz: u32, cwnd: u32) {
+        let jiffies = jiffies32_at(now, hz);
+        if self.last_cwnd == cwnd && (jiffies.wrapping_sub(self.last_time) as i32) <= (hz / 32) as i32 {
             return;
         }
         self.last_cwnd = cwnd;
@@ -239,7 +239,7 @@ impl CongAvoid for Bic {
         if acked == 0 {
             return;
         }
-        self.update(cx.now, sk.cwnd);
+        self.update(cx.now, sk.hz, sk.cwnd);
         sk.cong_avoid_ai(self.cnt, acked);
     }
 }

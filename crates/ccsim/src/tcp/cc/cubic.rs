@@ -17,8 +17,10 @@
 //! - `cnt` is recomputed at most once per jiffy and growth is capped at 1.5x per RTT;
 //! - before the first loss (`last_max_cwnd == 0`) growth is at least 5% per RTT.
 //!
-//! Time: Linux keeps `epoch_start` and friends in jiffies. This port uses HZ = 1000
-//! (see [`jiffies32`]), the other state in microseconds as the kernel does.
+//! Time: Linux keeps `epoch_start` and friends in jiffies. This port counts them at
+//! the socket's `CONFIG_HZ` (`SockState::hz`, from `TcpConfig::kernel_hz`; 250 by
+//! default, 1000 in the unit-test kit; see [`jiffies32_at`]), the other state in
+//! microseconds as the kernel does.
 
 use super::{AckSample, AnyCc, CaEvent, CaState, CcContext, CongAvoid, CongestionOps, ParamSpec, ParamValue, Params};
 use crate::error::ConfigError;
@@ -30,13 +32,22 @@ pub const HZ: u32 = 1000;
 /// `tcp_jiffies32` at simulated time `now`. Offset by one tick so that 0 stays free as
 /// the "unset" marker the kernel code uses (Linux starts jiffies at -300 s instead).
 pub fn jiffies32(now: Nanos) -> u32 {
-    ((now / (1_000_000_000 / HZ as u64)) as u32).wrapping_add(1)
+    jiffies32_at(now, HZ)
+}
+
+/// `tcp_jiffies32` for a kernel ticking at `hz`.
+pub fn jiffies32_at(now: Nanos, hz: u32) -> u32 {
+    ((now / (1_000_000_000 / hz.max(1) as u64)) as u32).wrapping_add(1)
 }
 
 /// `usecs_to_jiffies` (rounds up).
 pub fn usecs_to_jiffies(us: u32) -> u32 {
-    let per = 1_000_000 / HZ;
-    us.div_ceil(per)
+    usecs_to_jiffies_at(us, HZ)
+}
+
+/// `usecs_to_jiffies` for a kernel ticking at `hz`.
+pub fn usecs_to_jiffies_at(us: u32, hz: u32) -> u32 {
+    us.div_ceil(1_000_000 / hz.max(1))
 }
 
 /// `tcp_clock_us()` / `tp->tcp_mstamp` truncated to 32 bits, as HyStart stores it.
@@ -218,11 +229,11 @@ impl Cubic {
     }
 
     /// `bictcp_update`: recompute `cnt` from the cubic curve and the Reno estimate.
-    fn update(&mut self, now: Nanos, cwnd: u32, acked: u32) {
-        let jiffies = jiffies32(now);
+    fn update(&mut self, now: Nanos, hz: u32, cwnd: u32, acked: u32) {
+        let jiffies = jiffies32_at(now, hz);
         self.ack_cnt = self.ack_cnt.wrapping_add(acked);
 
-        if self.last_cwnd == cwnd && (jiffies.wrapping_sub(self.last_time) as i32) <= (HZ / 32) as i32 {
+        if self.last_cwnd == cwnd && (jiffies.wrapping_sub(self.last_time) as i32) <= (hz / 32) as i32 {
             return;
         }
 
@@ -249,9 +260,9 @@ impl Cubic {
             // t = now - epoch_start + delay_min, in 1/1024 s: the target is where the
             // curve will be one RTT from now.
             let mut t = jiffies.wrapping_sub(self.epoch_start) as i32 as i64 as u64;
-            t = t.wrapping_add(usecs_to_jiffies(self.delay_min) as u64);
+            t = t.wrapping_add(usecs_to_jiffies_at(self.delay_min, hz) as u64);
             t <<= BICTCP_HZ;
-            t /= HZ as u64;
+            t /= hz as u64;
 
             let k = self.bic_k as u64;
             let offs = t.abs_diff(k);
@@ -437,8 +448,8 @@ impl CongestionOps for Cubic {
     /// curve resumes where it stopped instead of jumping ahead.
     fn cwnd_event(&mut self, cx: &mut CcContext<'_>, ev: CaEvent) {
         if ev == CaEvent::TxStart {
-            let now = jiffies32(cx.now);
-            let delta = now.wrapping_sub(jiffies32(cx.sk.lsndtime)) as i32;
+            let now = jiffies32_at(cx.now, cx.sk.hz);
+            let delta = now.wrapping_sub(jiffies32_at(cx.sk.lsndtime, cx.sk.hz)) as i32;
             if self.epoch_start != 0 && delta > 0 {
                 self.epoch_start = self.epoch_start.wrapping_add(delta as u32);
                 if after32(self.epoch_start, now) {
@@ -454,7 +465,7 @@ impl CongestionOps for Cubic {
             return;
         }
         // Discard delay samples right after a reduction (queue still draining).
-        if self.epoch_start != 0 && (jiffies32(cx.now).wrapping_sub(self.epoch_start) as i32) < HZ as i32 {
+        if self.epoch_start != 0 && (jiffies32_at(cx.now, cx.sk.hz).wrapping_sub(self.epoch_start) as i32) < cx.sk.hz as i32 {
             return;
         }
         let delay = (sample.rtt_us.min(u32::MAX as i64) as u32).max(1);
@@ -475,13 +486,25 @@ impl CongAvoid for Cubic {
         if acked == 0 {
             return;
         }
-        self.update(cx.now, sk.cwnd, acked);
+        self.update(cx.now, sk.hz, sk.cwnd, acked);
         sk.cong_avoid_ai(self.cnt, acked);
     }
 }
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn jiffies_follow_the_kernel_tick() {
+        // 250 Hz: 4 ms ticks (plus the one-tick offset that keeps 0 free)
+        assert_eq!(jiffies32_at(8_000_000, 250), 3);
+        assert_eq!(jiffies32_at(7_999_999, 250), 2);
+        assert_eq!(jiffies32_at(8_000_000, 1000), 9);
+        assert_eq!(usecs_to_jiffies_at(40_000, 250), 10);
+        assert_eq!(usecs_to_jiffies_at(40_001, 250), 11);
+        assert_eq!(usecs_to_jiffies(40_001), 41);
+    }
+
     use super::*;
     use crate::tcp::cc::testkit::AckClock;
     use crate::tcp::cc::INFINITE_SSTHRESH;

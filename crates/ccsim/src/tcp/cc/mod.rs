@@ -216,6 +216,9 @@ pub struct SockState {
     pub pacing_rate: u64,
     /// The CC asks for pacing (BBR sets `sk_pacing_status = SK_PACING_NEEDED`).
     pub pacing_needed: bool,
+    /// The kernel's tick rate (`CONFIG_HZ`) for jiffies-based CC state (CUBIC, BIC);
+    /// the socket sets it from `TcpConfig::kernel_hz`, the unit-test kit keeps 1000.
+    pub hz: u32,
 }
 
 impl SockState {
@@ -244,6 +247,7 @@ impl SockState {
             ecn_ok: false,
             pacing_rate: u64::MAX,
             pacing_needed: false,
+            hz: 1000,
         }
     }
 

@@ -303,6 +303,7 @@ impl TcpSender {
             sk.ssthresh = cfg.init_ssthresh;
         }
         sk.ecn_ok = cfg.ecn;
+        sk.hz = cfg.kernel_hz;
         let mut s = TcpSender {
             mss: cfg.mss,
             init_cwnd: cfg.init_cwnd,
