@@ -194,6 +194,7 @@ def measure(part: str, scheme: str, n: int, seed: int, duration_s: float, warmup
         out["F_rtts"] = f / W.RTT_S
         out["converged"] = bool(math.isfinite(f))
         out["jain_end"] = float(_jain(rates.mean().to_numpy()))
+        out["_rates"] = rates  # per-flow trajectories beside HS-TCP / S-TCP's (wei_ch3_mimd_plots)
         cw = st[["flow", "t", "cwnd_pkts"]]
         out["_cwnd"] = cw[(cw["t"] >= duration_s - 120) & (cw["t"] <= duration_s - 60)]
     if part == "sync-n" and n == 16:
@@ -234,7 +235,9 @@ def jobs(size: Size) -> list[tuple]:
 
 
 def _one(a: tuple) -> dict[str, Any]:
-    return measure(*a)
+    from . import wei_ch3_mimd
+
+    return wei_ch3_mimd.measure(*a) if a[0] in wei_ch3_mimd.PARTS else measure(*a)
 
 
 def run_all(job_list: list[tuple], workers: int = 1, progress: Optional[Callable[[int, int], None]] = None) -> list[dict]:
@@ -267,7 +270,9 @@ def run(full: bool = False, out: Optional[Path] = None, progress: Optional[Calla
     size = FULL if full else REDUCED
     workers = (2 if full else 1) if workers is None else workers
     t0 = time.perf_counter()
-    rows = run_all(jobs(size), workers, progress)
+    from .wei_ch3_mimd import jobs as mimd_jobs
+
+    rows = run_all(jobs(size) + mimd_jobs(full), workers, progress)
     runs = runs_frame(rows)
     table = claims(runs)
     table.attrs["wall_s"] = time.perf_counter() - t0

@@ -144,6 +144,9 @@ def claims(runs: pd.DataFrame) -> pd.DataFrame:
         rows.append(_row("Fig. 3.24", "worst P-ECN completion / bound", "200 ms", mx_pe, 2.0, "x", agrees=mx_pe <= 2.0,
                          note="thesis: 'within 2 times', worst at 2 flows (slow start)"))
     rows += wei_ch3_mix.claims(runs)  # Figs 3.19, 3.20, 3.26
+    from .wei_ch3_mimd import claims as mimd_claims
+
+    rows += mimd_claims(runs)  # HS-TCP / S-TCP convergence, MIMD fairness, throughput CDFs
     return pd.DataFrame(rows)
 
 
@@ -247,6 +250,9 @@ def write_outputs(out: Path, table: pd.DataFrame, runs: pd.DataFrame, rows: list
     _fig_detection(rows, out / "wei_ch3_detection.png")
     _fig_intervals(rows, out / "wei_ch3_intervals.png")
     wei_ch3_mix.figure(runs, out / "wei_ch3_mix.png")
+    from .wei_ch3_mimd_plots import write_figures as mimd_figures
+
+    mimd_figures(out, runs, rows)  # wei_ch3_mimd.png, wei_ch3_convergence_cc.png, wei_ch3_ntg.png
     (out / "choices.txt").write_text(
         f"size: {'full' if full else 'reduced'} {size}\nwall time: {table.attrs.get('wall_s', float('nan')):.1f} s\n"
         "path: wei-sync's (see its choices.txt) with one change per part (ccbench.studies.wei_ch3 docstring)\n")
