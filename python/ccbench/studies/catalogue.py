@@ -67,8 +67,15 @@ PAPERS: tuple[Paper, ...] = (
             Item("Table 3.1 (pooled)", "Reno DropTail λ 0.20 'averaged over all loss events' of Fig. 3.12's runs", None,
                  "study wei-ch3: event-weighted pool over the N and buffer sweeps", "wei-ch3", "claims:Table 3.1"),
             Item("Figs 3.12-3.23", "fairness convergence: Reno > 1500 RTTs at 100 Mbit/s / 200 ms; time reduced 2.4x "
-                 "(pacing), 1.25x (RED), 30x (P-ECN); bound (3.8)", None,
-                 "study wei-ch3 (eq. 3.7 from start-up, N 8/16)", "wei-ch3", "claims:Figs 3.12-3.22|Fig. 3.23"),
+                 "(pacing), 1.25x (RED), 30x (P-ECN); bound (3.8); HS-TCP and S-TCP no faster than Reno", None,
+                 "study wei-ch3 (eq. 3.7 from start-up, N 16/32; HS-TCP and S-TCP N 16)", "wei-ch3",
+                 "claims:Figs 3.12-3.22|Fig. 3.12|Fig. 3.23"),
+            Item("Figs 3.13-3.14", "MIMD: 8 bursty S-TCP flows without noise do not converge, paced ones do; bursty "
+                 "S-TCP fairness (smallest flow / (c/N), 600 s) degrades with N, pacing improves it", None,
+                 "study wei-ch3 (S-TCP, no noise, N 2/8/32; --full 2-32)", "wei-ch3", "claims:Fig. 3.13|Fig. 3.14"),
+            Item("Figs 3.16, 3.25", "Normalized Throughput Gain: paced Reno loses throughput, less with HS-TCP, "
+                 "unnoticeable with S-TCP; under P-ECN Reno loses more, in steps by buffer, within 15 % in most "
+                 "cases", None, "study wei-ch3 (16 flows, 1/4-1 BDP)", "wei-ch3", "claims:Fig. 3.16|Fig. 3.25"),
             Item("Figs 3.19, 3.20", "half paced, half bursty Reno under DropTail: most bursty flows above their fair "
                  "share, most paced below (paced flows detect more loss events); paced converge slower than alone, "
                  "bursty faster; §3.2.4 expects λ to rise for the bursty and fall for the paced against isolation",
@@ -78,7 +85,7 @@ PAPERS: tuple[Paper, ...] = (
                  "throughput than bursty 'in all cases'", None, "study wei-ch3 (as Figs 3.19, 3.20)", "wei-ch3",
                  "claims:Fig. 3.26"),
             Item("Figs 3.21-3.26", "64 MB transfer: bound 5.39 s, TCP up to 10x at 200 ms, P-ECN <= 2x; P-ECN "
-                 "throughput within 15 %", None, "study wei-ch3 (N 2-32, 1/8 and 1 BDP; throughput part not run)",
+                 "throughput within 15 %", None, "study wei-ch3 (N 2-32, 1/8 and 1 BDP; the throughput part is item Figs 3.16, 3.25)",
                  "wei-ch3", "claims:Fig. 3.24"),
             Item("§4.3 probe", "UDP probe loss traces: PlanetLab 40 % of intervals < 1 % RTT, 60 % < 1 RTT, burstier "
                  "than Poisson", None, "study wei-probe (simulator and emulator, drop-tail and RED; real paths with "

@@ -139,7 +139,8 @@ def fig_ntg(runs: pd.DataFrame, path: Path) -> None:
                 ax.axvline(-0.15, color="tab:red", lw=0.8, ls="--", label="thesis: 'within 15 %'")
             ax.axvline(0.0, color="k", lw=0.6)
             ax.set_title(f"{fig_name}: {LABELS[cc]}", fontsize="small")
-            ax.legend(fontsize="xx-small", loc="upper left")
+            if ax.get_legend_handles_labels()[0]:
+                ax.legend(fontsize="xx-small", loc="upper left")
             ax.set_xlabel("Normalized Throughput Gain")
         axes[i][0].set_ylabel("CDF over runs")
     fig.suptitle("Normalized Throughput Gain = (mean per-flow throughput - fair share) / fair share; dotted: fully "
