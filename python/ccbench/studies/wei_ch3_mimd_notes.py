@@ -5,7 +5,6 @@ text, written from the reduced run of 2026-11-25."""
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
 
 import pandas as pd
@@ -15,13 +14,9 @@ from .wei_ch3_mimd import LABELS, sync_ntg
 
 
 def _v(t: pd.DataFrame, quantity: str, setting: str | None = None, fmt: str = "{:.2g}") -> str:
-    r = t[t["quantity"] == quantity]
-    if setting is not None:
-        r = r[r["setting"] == setting]
-    if r.empty:
-        return "–"
-    v = float(r["ours"].iloc[0])
-    return fmt.format(v) if math.isfinite(v) else "∞"
+    from .wei_ch3_notes import _ours
+
+    return _ours(t, quantity, setting, fmt, inf="∞")
 
 
 def _runs_mean(runs: pd.DataFrame, col: str, fmt: str = "{:.2f}", **kw) -> str:

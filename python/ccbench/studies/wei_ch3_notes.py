@@ -15,14 +15,15 @@ from .recorded import read_recorded
 from .wei_sync_notes import note as hypotheses
 
 
-def _ours(t: pd.DataFrame, quantity: str, setting: str | None = None) -> str:
+def _ours(t: pd.DataFrame, quantity: str, setting: str | None = None, fmt: str = "{:.3g}",
+          inf: str = "∞ (no convergence within the run)") -> str:
     r = t[t["quantity"] == quantity]
     if setting is not None:
         r = r[r["setting"] == setting]
     if r.empty:
         return "–"
     v = float(r["ours"].iloc[0])
-    return f"{v:.3g}" if math.isfinite(v) else "∞ (no convergence within the run)"
+    return fmt.format(v) if math.isfinite(v) else inf
 
 
 def ch3(results: Path) -> str:
