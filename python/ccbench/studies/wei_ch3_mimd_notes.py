@@ -10,7 +10,7 @@ from pathlib import Path
 import pandas as pd
 
 from .recorded import read_recorded
-from .wei_ch3_mimd import LABELS, sync_ntg
+from .wei_ch3_mimd import LABELS, MIMD_SCHEMES, sync_ntg
 
 
 def _v(t: pd.DataFrame, quantity: str, setting: str | None = None, fmt: str = "{:.2g}") -> str:
@@ -34,7 +34,8 @@ def bullets(results: Path) -> str:
         return ""
     mn = runs[runs["part"] == "mimd-n"]
     share = {(sc, n): _runs_mean(mn, "min_share", scheme=sc, n_flows=n)
-             for sc in ("droptail", "pacing") for n in sorted(mn["n_flows"].unique())}
+             for sc in MIMD_SCHEMES for n in sorted(mn["n_flows"].unique())}
+    dur8 = f"N = 8, no noise, {mn['duration_s'].max():g} s"
     ns = sorted(mn["n_flows"].unique())
 
     def shares(sc: str) -> str:
@@ -70,7 +71,8 @@ def bullets(results: Path) -> str:
         f"fastest flow gets {_runs_mean(mn, 'end_ratio', n_flows=8, scheme='droptail')}x the slowest's "
         f"throughput bursty and {_runs_mean(mn, 'end_ratio', n_flows=8, scheme='pacing')}x paced, and neither "
         "reaches F (eq. 3.7) within the run (thesis: bursty does not converge, paced does). Smallest flow / (c/N), "
-        f"N = {'/'.join(str(n) for n in ns)}: bursty {shares('droptail')}, paced {shares('pacing')}. Fairness "
+        f"N = {'/'.join(str(n) for n in ns)}: bursty {shares('droptail')}, paced {shares('pacing')}, RED "
+        f"{shares('red')}. Fairness "
         "falls from 2 to 8 flows as in Fig. 3.14 but recovers at 32, where each window is near 100 packets and "
         "Linux's Scalable TCP grows as Reno below 100 (a check with the 2.6.16 module's counting, +1 per 50 ACKs "
         "above 50 with `abc = \"per-ack\"`, two seeds: 0.72 bursty, 0.68 paced at 32 flows; still no gain from "
@@ -82,7 +84,12 @@ def bullets(results: Path) -> str:
         f"{_runs_mean(mn, 'w_hi_lo', '{:.1f}', n_flows=8, scheme='pacing')}) paced: our bursty flows already "
         "sample the losses almost as paced ones do, with λ "
         f"{_runs_mean(mn, 'sync', n_flows=8, scheme='droptail')} at 8 flows (Table 3.1 for S-TCP: 0.23), so "
-        "pacing has little to add: the same DropTail λ gap as above.\n"
+        "pacing has little to add: the same DropTail λ gap as above. Randomised drops do what pacing does not "
+        "here: under adaptive RED the same 8 bursty flows converge (F = "
+        f"{_v(t, 'S-TCP F (eq. 3.7), RED', dur8, '{:.0f}')} RTTs, fastest/slowest "
+        f"{_runs_mean(mn, 'end_ratio', n_flows=8, scheme='red')} over the last 100 s, smallest flow "
+        f"{share.get(('red', 8), '–')} of c/N), at a cost of {_runs_mean(mn, 'ntg', '{:+.2f}', n_flows=8, scheme='red')} "
+        "of the fair share (RED under-uses the link, as the thesis saw).\n"
         "* **Throughput (Figs 3.16, 3.25; `wei_ch3_ntg.png`).** Normalized Throughput Gain per run (mean "
         "per-flow throughput after the warm-up against the fair share of what the noise leaves), 16 flows, 1/4, "
         "1/2 and 1 BDP. Pacing costs Reno "

@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 
 from . import wei_sync as W
-from .wei_ch3_mimd import CCS, LABELS, SCHEME_LABELS, fair_share_bps, sync_ntg
+from .wei_ch3_mimd import CCS, LABELS, MIMD_SCHEMES, SCHEME_LABELS, fair_share_bps, sync_ntg
 
 
 def _first_seed(rows: list[dict]) -> list[dict]:
@@ -19,16 +19,16 @@ def _first_seed(rows: list[dict]) -> list[dict]:
 
 
 def fig_mimd(rows: list[dict], runs: pd.DataFrame, path: Path) -> None:
-    """(a), (b): 10-s mean cwnd of the fastest and the slowest of 8 S-TCP flows, bursty and
-    paced (Fig. 3.13); (c): smallest flow / (c/N) against N (Fig. 3.14)."""
+    """(a)-(c): 10-s mean cwnd of the fastest and the slowest of 8 S-TCP flows, bursty, paced
+    (Fig. 3.13) and bursty under RED; (d): smallest flow / (c/N) against N (Fig. 3.14)."""
     from ccbench.plots import new_figure
 
     case = _first_seed([r for r in rows if "_cwnd10" in r])
     mn = runs[runs["part"] == "mimd-n"] if "part" in runs.columns else runs.iloc[0:0]
     if not case and not len(mn):
         return
-    fig, axes = new_figure(1, 3, figsize=(14, 3.8), squeeze=False)
-    for ax, sc in zip(axes[0][:2], ("droptail", "pacing")):
+    fig, axes = new_figure(1, 4, figsize=(18, 3.8), squeeze=False)
+    for ax, sc in zip(axes[0][:3], MIMD_SCHEMES):
         r = next((x for x in case if x["scheme"] == sc), None)
         if r is None:
             ax.set_visible(False)
@@ -43,8 +43,8 @@ def fig_mimd(rows: list[dict], runs: pd.DataFrame, path: Path) -> None:
         F = r["F_rtts"]
         ax.set_title(f"8 S-TCP, no noise, {SCHEME_LABELS[sc]}: F = "
                      + (f"{F:.0f} RTTs" if math.isfinite(F) else "not converged"), fontsize="small")
-    ax = axes[0][2]
-    for sc, mk in (("droptail", "o"), ("pacing", "s")):
+    ax = axes[0][3]
+    for sc, mk in zip(MIMD_SCHEMES, "osD"):
         g = mn[mn["scheme"] == sc]
         if not len(g):
             continue
