@@ -27,6 +27,10 @@ on/off noise flows carrying 10 %), with one thing changed per part:
                 and length, buffer 1 BDP (--full: 1/4-1 BDP) (Figs 3.19, 3.20, 3.26; :mod:`.wei_ch3_mix`)
 ==============  =========================================================================
 
+HS-TCP / S-TCP convergence, MIMD fairness (Figs 3.13-3.14) and the throughput CDFs (Figs 3.16,
+3.25) are :mod:`ccbench.studies.wei_ch3_mimd`'s parts (``mimd-n``, ``conv-cc``, ``ntg``), run
+in the same job list (62 runs, about 1.5 minutes more reduced, ~30 minutes more full).
+
 Reduced size (``run()``): seeds 1-2, N in 4-32, runs of 600 s simulated (3000 RTTs; convergence
 and mix, 16 and 32 flows, 1500 s = 7500 RTTs), 74 runs, about 6 minutes on one core of the shared
 2-core machine. ``--full``: 10 seeds, N 2-32 in every part, 1000 s (convergence and mix 1500 s), 850
@@ -51,7 +55,8 @@ from . import wei_sync as W
 DESCRIPTION = (
     "Wei thesis Ch. 3 figures: sync rate vs flows and buffer, loss-interval burstiness, "
     "detection fraction bursty vs paced, fairness convergence (eq. 3.7 vs bound 3.8) under "
-    "DropTail/pacing/RED/P-ECN, 64 MB parallel transfer"
+    "DropTail/pacing/RED/P-ECN, 64 MB parallel transfer; HS-TCP/S-TCP convergence, MIMD fairness "
+    "(Figs 3.13-3.14), throughput CDFs (Figs 3.16, 3.25)"
 )
 
 BDP = W.BDP_PKTS
