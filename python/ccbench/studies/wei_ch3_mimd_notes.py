@@ -75,7 +75,7 @@ def bullets(results: Path) -> str:
         f"{shares('red')}. Fairness "
         "falls from 2 to 8 flows as in Fig. 3.14 but recovers at 32, where each window is near 100 packets and "
         "Linux's Scalable TCP grows as Reno below 100 (a check with the 2.6.16 module's counting, +1 per 50 ACKs "
-        "above 50 with `abc = \"per-ack\"`, two seeds: 0.72 bursty, 0.68 paced at 32 flows; still no gain from "
+        "above 50 with `abc = \"per-ack\"`, two seeds: 0.74 bursty, 0.70 paced at 32 flows; still no gain from "
         "pacing). The model's mechanism is λ_i ∝ w_i for paced flows and λ_i equal for bursty ones; we measure "
         "the largest-window flow's λ_i over the smallest's at "
         f"{_runs_mean(mn, 'lam_hi_lo', n_flows=8, scheme='droptail')} (window ratio "

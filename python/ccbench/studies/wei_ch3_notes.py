@@ -61,7 +61,7 @@ def ch3(results: Path) -> str:
         f"{_ours(t, 'convergence-time reduction, pacing vs DropTail', 'Reno N = 16')}x and "
         f"{_ours(t, 'convergence-time reduction, pacing vs DropTail', 'Reno N = 32')}x (thesis: 2.4x): both "
         "gains grow with the number of flows, as DropTail's λ falls. F varies much between seeds (the table "
-        "gives the mean of two; paced, 32 flows: 936 and 2334 RTTs), so the factors are rough. Adaptive RED does not converge within the "
+        "gives the mean of two; paced, 32 flows: 1415 and 721 RTTs), so the factors are rough. Adaptive RED does not converge within the "
         "run at either N, which the thesis also saw in about 40 % of its RED scenarios (RED under-uses the "
         "link: 66-67 Mbit/s of TCP goodput, against 86.5 under DropTail).\n"
         "* **P-ECN cuts every flow twice per marking period.** In the cwnd trace (Reno, 16 flows) a marking "
