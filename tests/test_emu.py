@@ -162,7 +162,10 @@ def test_missing_cc_is_a_clear_error():
 
 _CHILD = textwrap.dedent(
     """
-    import sys
+    import signal, sys
+    # a suite started in the background (`cmd &`) inherits SIGINT ignored, and Python
+    # then installs no KeyboardInterrupt handler: give the child the one a terminal has
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     sys.path.insert(0, {py!r})
     from ccbench.scenario import Scenario
     from ccbench.emu.runner import emulate

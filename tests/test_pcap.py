@@ -197,7 +197,10 @@ def test_ecn_bits_follow_the_marks(captured):
     ecn = np.array([ip.tos & 3 for ip in data])
     assert set(ecn) <= {2, 3}  # ECT(0) or CE, nothing Not-ECT
     marks = run.drops[(run.drops["flow"] == "ecn") & (run.drops["kind"] == "mark")]
-    assert (ecn == 3).sum() == len(marks) > 0
+    # every packet marked at least the bottleneck's 10 ms before the 3 s end reached the
+    # client's link (a later one is still on the wire when the run stops)
+    early = marks[marks["t"] <= 3.0 - 0.011]
+    assert len(early) <= (ecn == 3).sum() <= len(marks) and len(early) > 0
     assert any(ip.data.flags & dpkt.tcp.TH_CWR for ip in data)
     tap = read(files["bottleneck_down+bottleneck_up"]["path"])
     ecn_acks = [ip.data for _, _, ip in tap if ip.data.sport == 30001]
