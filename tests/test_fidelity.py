@@ -258,3 +258,22 @@ def test_srtt_percentiles_cover_only_a_transfers_lifetime():
     # a transfer shorter than the sampling interval: the srtt it ended with
     c2 = pd.DataFrame({"t": [0.0, 0.01], "srtt_s": [0.0, 0.043]})
     assert _srtt_percentiles(c2, 0.0, 0.004) == (0.043, 0.043)
+
+
+def test_a_row_may_run_its_own_repetitions():
+    m = loads_matrix('reps = 3\n[[rows]]\nmix = "4-rtt"\nreps = 10\n[[rows]]\ncc = "reno"\n')
+    assert [r.reps for r in m.rows] == [10, None]
+    assert m.rows[0].name == "4-rtt-cubic-10Mbit-40ms-1bdp"  # not part of the name
+    with pytest.raises(MatrixError, match=r"rows.0.reps: 0 is not accepted \(accepted: an integer >= 1\)"):
+        loads_matrix('[[rows]]\nreps = 0\n')
+    with pytest.raises(MatrixError, match="reps"):
+        loads_matrix('[defaults]\nreps = "ten"\n[[rows]]\ncc = "reno"\n')
+
+
+def test_row_reps_decide_the_simulator_seeds(tmp_path):
+    m = loads_matrix('reps = 1\nduration = "1s"\n[[rows]]\nname = "a"\nreps = 2\n[[rows]]\nname = "b"\n')
+    res = run_fidelity(m, tmp_path / "out", ["sim"], progress=False)
+    got = res.runs[res.runs.flow != "(all)"].groupby("scenario").rep.nunique().to_dict()
+    assert got == {"a": 2, "b": 1}
+    forced = run_fidelity(m, tmp_path / "out2", ["sim"], reps=1, progress=False)
+    assert forced.runs.groupby("scenario").rep.nunique().to_dict() == {"a": 1, "b": 1}

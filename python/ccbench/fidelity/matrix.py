@@ -27,7 +27,9 @@ bottleneck's one-way delay), ``buffer`` (``"<x>bdp"`` in whole packets of 1500 B
 ``fq_codel``, ``pie``: the buffer is the AQM's limit, ECN off), ``duration``, ``name``,
 ``start_jitter`` (simulator only: each flow starts up to this much late, drawn from the
 seed, as the scenario key ``run.start_jitter``; the emulator's flows have the real start
-spread of processes opening connections, which this stands for; not part of the name).
+spread of processes opening connections, which this stands for; not part of the name),
+``reps`` (this row's repetitions instead of the matrix's: rows whose per-flow split is
+decided by start-up chance need more to pin a mean; ``--reps`` overrides every row).
 """
 
 from __future__ import annotations
@@ -59,7 +61,7 @@ MIXES = {
 #: mixes whose flows share path and start: compared by goodput rank, not by name
 EXCHANGEABLE_MIXES = ("10-together",)
 AQMS = ("droptail", "red", "codel", "fq_codel", "pie")
-FIELDS = ("name", "rate", "rtt", "buffer", "mix", "cc", "aqm", "duration", "start_jitter")
+FIELDS = ("name", "rate", "rtt", "buffer", "mix", "cc", "aqm", "duration", "start_jitter", "reps")
 DEFAULTS = {"rate": "10Mbit", "rtt": "40ms", "buffer": "1bdp", "mix": "1", "cc": "cubic", "aqm": "droptail",
             "start_jitter": "0s"}
 TOP_KEYS = ("description", "reps", "duration", "defaults", "axes", "rows", "full")
@@ -83,6 +85,7 @@ class MatrixRow:
     aqm: str
     duration: str
     start_jitter: str = "0s"
+    reps: Optional[int] = None  # None: the matrix's
 
     @property
     def rate_bps(self) -> float:
@@ -205,7 +208,15 @@ class Matrix:
         return out
 
 
-def _check_value(key: str, value: Any, where: str) -> str:
+def _check_reps(value: Any, where: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise MatrixError(f"{where}.reps: {value!r} is not accepted (accepted: an integer >= 1)")
+    return value
+
+
+def _check_value(key: str, value: Any, where: str) -> Any:
+    if key == "reps":
+        return _check_reps(value, where)
     if not isinstance(value, str) or not value.strip():
         raise MatrixError(f"{where}.{key}: {value!r} is not accepted (accepted: a non-empty string)")
     v = value.strip()
@@ -259,7 +270,7 @@ def _row(values: dict[str, Any], where: str, default_duration: str) -> MatrixRow
     if name is None:
         name = "-".join([full["mix"], full["cc"], full["rate"], full["rtt"], full["buffer"].replace(":", "")]
                         + ([full["aqm"]] if full["aqm"] != "droptail" else []))
-    return MatrixRow(name=name, **{k: full[k] for k in FIELDS if k != "name"})
+    return MatrixRow(name=name, **{k: full[k] for k in FIELDS if k != "name" and k in full})
 
 
 def _rows_of(data: dict[str, Any], source: Optional[str]) -> tuple[list[MatrixRow], dict[str, Any]]:

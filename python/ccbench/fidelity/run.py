@@ -138,6 +138,7 @@ def run_fidelity(matrix: Matrix, out: str | Path, backends: list[str], full: boo
     from ccbench.sweep.run import _progress
 
     rows = matrix.selected(full, only)
+    forced = reps  # --reps: every row; otherwise a row's own reps, else the matrix's
     reps = reps or matrix.reps
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
@@ -155,7 +156,7 @@ def run_fidelity(matrix: Matrix, out: str | Path, backends: list[str], full: boo
     todo = [(b, r) for r in rows for b in backends if not (b == "emu" and kernel is not None)]
     with _progress(len(todo), 0, f"fidelity {Path(matrix.source or '').name}".strip(), progress, console) as advance:
         for b, r in todo:
-            f, err, settings = _sweep_rows(r, b, reps, out, jobs, traffic_source)
+            f, err, settings = _sweep_rows(r, b, forced or r.reps or reps, out, jobs, traffic_source)
             frames += f
             errors.update({f"{b}/{r.name}/{k}": v for k, v in err.items()})
             if settings:
