@@ -132,9 +132,9 @@ class MatrixRow:
         # kernel's samples show, were off on a 10 ms grid
         sample = "1ms" if backend == "sim" else "10ms"
         run: dict[str, Any] = {"duration": self.duration, "seed": 1, "state_sample": sample}
-        if backend == "sim" and parse_duration(self.start_jitter) > 0:
-            run["start_jitter"] = self.start_jitter
         if backend == "sim":
+            if parse_duration(self.start_jitter) > 0:
+                run["start_jitter"] = self.start_jitter
             # ccemu's probes connect before the run, on the idle path: the simulator's
             # handshake sample is taken the same way (a late flow's kernel SYN never saw
             # the queue the first flow built)

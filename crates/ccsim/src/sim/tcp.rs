@@ -49,10 +49,10 @@ pub(super) struct TcpFlow {
     pub data_pkts_sent: u64,
     /// Last (cwnd, ca_state) recorded, for sampling on change.
     last_sample: (u32, u8),
-    /// The SYN exchange is still to be measured on the path (`handshake_rtt`), with
-    /// the backlog it would meet or on the idle path (`handshake_queues`).
-    pub handshake_pending: bool,
-    handshake_queues: bool,
+    /// The SYN exchange still to be measured on the path (`handshake_rtt`): `Some(true)`
+    /// with the backlog it would meet, `Some(false)` on the idle path
+    /// (`handshake_queues`); `None` once taken, or when there is none to take.
+    pending_handshake: Option<bool>,
 }
 
 /// A TCP flow's connections (one, or N parallel ones) and how messages are spread
@@ -148,8 +148,7 @@ impl TcpFlow {
             completion_ns: NEVER,
             data_pkts_sent: 0,
             last_sample: (0, u8::MAX),
-            handshake_pending: cfg.handshake_rtt && cfg.syn_rtt_us == 0,
-            handshake_queues: cfg.handshake_queues,
+            pending_handshake: (cfg.handshake_rtt && cfg.syn_rtt_us == 0).then_some(cfg.handshake_queues),
         })
     }
 
@@ -229,11 +228,9 @@ impl Simulation {
     fn tcp_pump(&mut self, f: FlowId, k: usize) {
         let now = self.now;
         let (src, dst) = (self.flows[f.idx()].src, self.flows[f.idx()].dst);
-        if tcp_of(&mut self.flows, f, k).handshake_pending {
-            let queues = tcp_of(&mut self.flows, f, k).handshake_queues;
+        if let Some(queues) = tcp_of(&mut self.flows, f, k).pending_handshake.take() {
             let rtt = self.syn_rtt_ns(f, queues);
             let t = tcp_of(&mut self.flows, f, k);
-            t.handshake_pending = false;
             t.snd.handshake_sample(now, rtt.div_ceil(NS_PER_US));
             t.rcv.set_handshake_srtt(rtt);
         }

@@ -88,6 +88,11 @@ impl RttEstimator {
         self
     }
 
+    /// One kernel timer tick, ns (the TLP and RACK timers count in it too).
+    pub fn jiffy(&self) -> Nanos {
+        self.jiffy_ns
+    }
+
     /// Chooses the RTO computation (Linux's by default).
     pub fn with_mode(mut self, mode: RtoMode) -> Self {
         self.mode = mode;

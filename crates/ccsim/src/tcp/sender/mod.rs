@@ -285,8 +285,6 @@ pub struct TcpSender {
     tlp_pending: bool,
     min_rto: Nanos,
     initial_rto: Nanos,
-    /// One kernel timer tick (`TcpConfig::kernel_hz`), for the TLP and RACK timers.
-    jiffy: Nanos,
     /// New-data segments sent in the current transmit burst.
     batch_new: u32,
 
@@ -330,7 +328,6 @@ impl TcpSender {
             )
             .with_mode(cfg.rto)
             .with_jiffy(NS_PER_SEC / cfg.kernel_hz.max(1) as u64),
-            jiffy: NS_PER_SEC / cfg.kernel_hz.max(1) as u64,
             rate: RateSampler::default(),
             sb: Scoreboard::default(),
             now,

@@ -27,7 +27,7 @@ impl TcpSender {
             return false;
         }
         let mut timeout = if self.rtt.has_sample() {
-            let j = self.jiffy;
+            let j = self.rtt.jiffy();
             let two_srtt = (self.rtt.srtt() * 2).div_ceil(j) * j;
             two_srtt + if self.sb.packets_out() == 1 { self.min_rto } else { TCP_TIMEOUT_MIN_TICKS * j }
         } else {
@@ -200,7 +200,8 @@ impl TcpSender {
 
     /// `tcp_rack_mark_lost`'s timer: `usecs_to_jiffies(timeout) + TCP_TIMEOUT_MIN`.
     fn reo_timer(&self, timeout: Nanos) -> Nanos {
-        timeout.div_ceil(self.jiffy) * self.jiffy + TCP_TIMEOUT_MIN_TICKS * self.jiffy
+        let j = self.rtt.jiffy();
+        timeout.div_ceil(j) * j + TCP_TIMEOUT_MIN_TICKS * j
     }
 
     /// `tcp_rack_reo_timeout`: the reordering window expired.
