@@ -233,3 +233,20 @@ def test_as_a_user_types_it(args, needle):
     assert "Traceback" not in cp.stderr
     lines = [line for line in cp.stderr.splitlines() if line.strip()]
     assert len(lines) == 1 and lines[0].startswith("error: ") and needle in lines[0], cp.stderr
+
+
+# ---- the mission's verbs as command names ---------------------------------------------
+
+
+@pytest.mark.parametrize("verb,command", [("simulate", "run"), ("sim", "run"), ("emulate", "emu")])
+def test_mission_verbs_run_their_command(verb, command):
+    # The README says ccbench answers "four ways: simulate, emulate, model, benchmark";
+    # a user types those words first, and they must not be told "did you mean estimate".
+    r = _invoke([verb], ["--help"])
+    assert r.exit_code == 0, r.output
+    assert f"Usage: ccbench {command}" in r.output
+
+
+def test_benchmark_names_both_commands_it_could_mean():
+    line = _check_one_line(_invoke(["benchmark"], []), "'estimate'", "'bench'")
+    assert "service curves" in line and "speed" in line

@@ -38,9 +38,33 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "bench": ("ccbench.cli.bench", "Measure simulator speed: wall time, events/s, packets/s and peak memory."),
 }
 
+#: The mission's own verbs, which a user reading the README types first: each runs the
+#: command that does it. Not listed by ``--help`` (one name per command there).
+ALIASES: dict[str, str] = {
+    "simulate": "run",
+    "sim": "run",
+    "emulate": "emu",
+    "models": "model",
+    "reproduction": "reproduce",
+}
+
+#: Words that name two commands: the error names both instead of guessing.
+AMBIGUOUS: dict[str, str] = {
+    "benchmark": "'estimate' (service curves from timestamps) or 'bench' (simulator speed)",
+}
+
 
 class CcbenchGroup(LazyGroup):
     registry = COMMANDS
+
+    def resolve_command(self, ctx, args):  # type: ignore[no-untyped-def]
+        if args:
+            name = args[0]
+            if name in AMBIGUOUS:
+                ctx.fail(f"No such command {name!r}. Did you mean {AMBIGUOUS[name]}?")
+            if name in ALIASES:
+                args = [ALIASES[name], *args[1:]]
+        return super().resolve_command(ctx, args)
 
 
 app = typer.Typer(
