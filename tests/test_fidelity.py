@@ -69,6 +69,10 @@ def test_shipped_matrices_load():
     assert len(m.rows) == 20 and len(m.selected(full=True)) > 300
     for r in m.rows:
         r.scenario()
+    holdout = load_matrix(ROOT / "examples" / "fidelity" / "holdout.toml")
+    assert len(holdout.rows) == 20
+    names = {r.name for r in m.selected(full=False)}
+    assert not names & {r.name for r in holdout.rows}, "hold-out rows must not be calibration rows"
 
 
 @pytest.mark.parametrize("text, msg", [
@@ -206,25 +210,39 @@ def test_compare_errors_targets_and_kernel_spread():
 # --- the CI regression guard -----------------------------------------------------------------------
 
 
-def test_simulator_against_committed_kernel_numbers(tmp_path):
-    """The simulator on the CI subset against the kernel numbers recorded with
-    ``ccbench fidelity tests/data/kernel/ci.toml --backends emu``: every judged metric is
-    within its target, except the known gaps listed (with their mechanism) in
-    ci_known_gaps.csv, which must still be gaps (close one: delete its line)."""
-    table = KERNEL / "ci_runs.csv"
-    if not table.is_file():
-        pytest.skip("no committed kernel numbers (tests/data/kernel/ci_runs.csv)")
-    res = run_fidelity(load_matrix(KERNEL / "ci.toml"), tmp_path, ["sim"], kernel=table, progress=False)
+def _guard(matrix: Path, runs: Path, known_gaps: Path, out: Path) -> int:
+    """Runs the simulator on ``matrix`` against the kernel numbers in ``runs``: every
+    judged metric must be within its target except the gaps listed (with their
+    mechanism) in ``known_gaps``, which must still be gaps (close one: delete its line).
+    Returns how many metrics were judged."""
+    if not runs.is_file():
+        pytest.skip(f"no committed kernel numbers ({runs})")
+    res = run_fidelity(load_matrix(matrix), out, ["sim"], kernel=runs, progress=False)
     cmp = res.comparison
     judged = cmp[cmp["ok"].notna()]
-    assert len(judged) >= 20
-    known = pd.read_csv(KERNEL / "ci_known_gaps.csv")
+    known = pd.read_csv(known_gaps, comment="#")
     known_keys = set(zip(known["scenario"], known["flow"], known["metric"]))
     failing = {(r.scenario, r.flow, r.metric): r.error for r in judged.itertuples() if not r.ok}
     new = {k: v for k, v in failing.items() if k not in known_keys}
     assert not new, f"the simulator drifted beyond the targets: {new}"
     closed = known_keys - set(failing)
-    assert not closed, f"known gaps now within target (delete them from ci_known_gaps.csv): {closed}"
+    assert not closed, f"known gaps now within target (delete them from {known_gaps.name}): {closed}"
+    return len(judged)
+
+
+def test_simulator_against_committed_kernel_numbers(tmp_path):
+    """The CI subset against the kernel numbers recorded with ``ccbench fidelity
+    tests/data/kernel/ci.toml --backends emu``."""
+    judged = _guard(KERNEL / "ci.toml", KERNEL / "ci_runs.csv", KERNEL / "ci_known_gaps.csv", tmp_path)
+    assert judged >= 20
+
+
+def test_simulator_on_the_hold_out_paths(tmp_path):
+    """The hold-out matrix (paths no mechanism was tuned on) against its committed
+    kernel runs: the agreement measured when they were recorded may only improve."""
+    judged = _guard(ROOT / "examples" / "fidelity" / "holdout.toml", KERNEL / "holdout_runs.csv",
+                    KERNEL / "holdout_known_gaps.csv", tmp_path)
+    assert judged >= 150
 
 
 def test_exchangeable_flows_are_compared_by_goodput_rank():
