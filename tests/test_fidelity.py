@@ -112,6 +112,34 @@ def test_cli_bad_input_exits_2(tmp_path):
     assert r.exit_code == 2 and "--kernel" in r.output
 
 
+def test_kernel_table_of_another_matrix_is_refused_before_running(tmp_path):
+    from typer.testing import CliRunner
+
+    from ccbench.cli import app
+
+    out = tmp_path / "o"
+    r = CliRunner().invoke(app, ["fidelity", str(ROOT / "examples/fidelity/holdout.toml"), "--backends", "sim",
+                                 "--kernel", str(KERNEL / "ci_runs.csv"), "--out", str(out)])
+    assert r.exit_code == 2 and "has no run of this matrix's scenarios" in r.output
+    assert not out.exists(), "nothing may run before the kernel table is checked"
+
+
+def test_only_the_checkout_default_matrix_rewrites_docs(tmp_path):
+    """Another matrix (or a --rows subset) compared with its kernel table writes
+    OUT/FIDELITY.md: it must never replace the reduced matrix's table in docs/."""
+    from typer.testing import CliRunner
+
+    from ccbench.cli import app
+
+    docs = ROOT / "docs" / "FIDELITY.md"
+    before = docs.read_bytes()
+    out = tmp_path / "o"
+    r = CliRunner().invoke(app, ["fidelity", str(KERNEL / "ci.toml"), "--backends", "sim", "--kernel",
+                                 str(KERNEL / "ci_runs.csv"), "--out", str(out), "--quiet"])
+    assert r.exit_code == 0, r.output
+    assert (out / "FIDELITY.md").is_file() and docs.read_bytes() == before
+
+
 # --- metrics ---------------------------------------------------------------------------------------
 
 

@@ -16,7 +16,7 @@ def fidelity_cmd(
     out: Path = typer.Option(None, "--out", "-o", help="Directory (default: runs/fidelity-<matrix name>); re-running resumes."),
     backends: str = typer.Option("sim,emu", "--backends", help="sim, emu or sim,emu (emu needs root)."),
     kernel: Path = typer.Option(None, "--kernel", help="Take the kernel rows from this fidelity_runs.csv/.parquet instead of running the emulator."),
-    docs: Path = typer.Option(None, "--docs", help="Markdown file to (re)generate (default when both backends ran: docs/FIDELITY.md of a source checkout, else OUT/FIDELITY.md)."),
+    docs: Path = typer.Option(None, "--docs", help="Markdown file to (re)generate (default when both backends ran: OUT/FIDELITY.md; docs/FIDELITY.md of a source checkout for its own examples/fidelity/default.toml without --rows)."),
     traffic_source: str = typer.Option(
         "ccemu", "--traffic-source",
         help='What drives the kernel side\'s bulk TCP flows: "ccemu" (built-in probe) or "iperf3" (the distribution\'s, '
@@ -86,8 +86,11 @@ def fidelity_cmd(
     msg = f"tables: {res.out / 'fidelity_runs.csv'}, {res.out / 'fidelity.csv'}; report: {report}"
     both = "sim" in names and ("emu" in names or kernel is not None)
     if docs is not None or both:
-        # a source checkout keeps its numbers in docs/; an installed package writes beside the tables
-        default_md = REPO / "docs" / "FIDELITY.md" if (REPO / ".git").exists() else res.out / "FIDELITY.md"
+        default_md = res.out / "FIDELITY.md"
+        if _is_checkout_default(matrix) and rows is None:
+            # a source checkout keeps the reduced matrix's numbers in docs/; any other
+            # matrix, or a --rows subset, would overwrite them with a partial table
+            default_md = REPO / "docs" / "FIDELITY.md"
         md = write_markdown(docs or default_md, cmp, res.runs, str(matrix), os.uname().release, REPO,
                             str(kernel) if kernel else None)
         msg += f"; {md}"
@@ -96,6 +99,17 @@ def fidelity_cmd(
         _print_sources(base, res, console)
     if res.errors and res.runs.empty:
         raise SystemExit(1)
+
+
+def _is_checkout_default(matrix: Path) -> bool:
+    """Whether ``matrix`` is this source checkout's own examples/fidelity/default.toml."""
+    from ccbench.binaries import REPO
+
+    own = REPO / "examples" / "fidelity" / "default.toml"
+    try:
+        return (REPO / ".git").exists() and Path(matrix).resolve() == own.resolve()
+    except OSError:
+        return False
 
 
 def _print_sources(base, res, console) -> None:

@@ -141,6 +141,12 @@ def run_fidelity(matrix: Matrix, out: str | Path, backends: list[str], full: boo
     forced = reps  # --reps: every row; otherwise a row's own reps, else the matrix's
     reps = reps or matrix.reps
     out = Path(out)
+    # A bad --kernel table is reported before any scenario runs, not after all of them.
+    kernel_table = load_kernel_table(kernel) if kernel is not None else None
+    if kernel_table is not None and not kernel_table["scenario"].isin([r.name for r in rows]).any():
+        have = ", ".join(sorted(map(str, kernel_table["scenario"].unique()))[:3])
+        raise MatrixError(f"--kernel: {kernel} has no run of this matrix's scenarios (it has {have}, ...; "
+                          "accepted: the runs table recorded for this matrix)")
     out.mkdir(parents=True, exist_ok=True)
     if "emu" in backends and kernel is None:
         from ccbench.sweep import SweepError
@@ -162,9 +168,8 @@ def run_fidelity(matrix: Matrix, out: str | Path, backends: list[str], full: boo
             if settings:
                 sysctls[r.name] = settings
             advance(len(errors))
-    if kernel is not None:
-        k = load_kernel_table(kernel)
-        frames.append(k[k["scenario"].isin([r.name for r in rows])])
+    if kernel_table is not None:
+        frames.append(kernel_table[kernel_table["scenario"].isin([r.name for r in rows])])
     runs = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=["scenario", "backend", "rep", "flow"])
     durations = {r.name: _secs(r.duration) for r in rows}
     exchangeable = {r.name for r in rows if r.mix in EXCHANGEABLE_MIXES}
