@@ -323,3 +323,19 @@ def test_row_reps_decide_the_simulator_seeds(tmp_path):
     assert got == {"a": 2, "b": 1}
     forced = run_fidelity(m, tmp_path / "out2", ["sim"], reps=1, progress=False)
     assert forced.runs.groupby("scenario").rep.nunique().to_dict() == {"a": 1, "b": 1}
+
+
+def test_worst_lists_the_metrics_furthest_outside_target():
+    from ccbench.fidelity.report import worst
+
+    cmp = pd.DataFrame({
+        "scenario": ["a", "a", "b", "c"], "flow": ["bulk"] * 4,
+        "metric": ["goodput_bps", "rtt_p50_s", "retrans_pkts", "jain"],
+        "kernel_mean": [10e6, 0.05, 100.0, 0.9], "kernel_min": [9e6, 0.049, 90.0, 0.88],
+        "kernel_max": [11e6, 0.051, 110.0, 0.92], "sim_mean": [13e6, 0.06, 300.0, 0.91],
+        "error": [0.3, 0.2, 2.0, 0.011], "target": ["5%", "5%", "25% or ±5", "±0.03"],
+        "ok": [False, False, False, True],
+    })
+    w = worst(cmp, n=2)
+    assert list(w["metric"]) == ["retrans_pkts", "goodput_bps"]  # largest |error| first, passing ones never
+    assert w.iloc[1]["kernel"] == "10 Mbit/s (9 Mbit/s–11 Mbit/s)" and w.iloc[1]["error"] == "+30.0%"

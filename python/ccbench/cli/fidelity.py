@@ -82,6 +82,8 @@ def fidelity_cmd(
     n_ok = int(judged["ok"].astype(bool).sum())
     console.print(f"{len(res.rows)} scenarios, {len(res.runs)} flow rows; judged metrics within target: {n_ok} / {len(judged)}",
                   highlight=False)
+    if n_ok < len(judged):
+        _print_worst(cmp, console, len(judged) - n_ok)
     report = write_html(res.out, cmp, [r.name for r in res.rows], f"Fidelity: {matrix.name}")
     msg = f"tables: {res.out / 'fidelity_runs.csv'}, {res.out / 'fidelity.csv'}; report: {report}"
     both = "sim" in names and ("emu" in names or kernel is not None)
@@ -99,6 +101,22 @@ def fidelity_cmd(
         _print_sources(base, res, console)
     if res.errors and res.runs.empty:
         raise SystemExit(1)
+
+
+def _print_worst(cmp, console, n_bad: int) -> None:
+    """The metrics furthest outside their target, so a reader sees what is off without
+    opening the tables."""
+    from rich.table import Table
+
+    from ccbench.fidelity.report import worst
+
+    w = worst(cmp)
+    t = Table(title=f"furthest outside target ({len(w)} of {n_bad}; all in fidelity.csv)", title_justify="left")
+    for c in w.columns:
+        t.add_column(c, overflow="fold")
+    for r in w.itertuples(index=False):
+        t.add_row(*map(str, r))
+    console.print(t)
 
 
 def _is_checkout_default(matrix: Path) -> bool:

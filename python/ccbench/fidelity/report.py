@@ -84,6 +84,19 @@ def _fmt(v, metric: str) -> str:
     return f"{v:.4g}"
 
 
+def worst(comparison: pd.DataFrame, n: int = 8) -> pd.DataFrame:
+    """The ``n`` judged metrics furthest outside their target (largest |error| first),
+    with the kernel mean and range and the simulator's value formatted for a reader."""
+    bad = comparison[comparison["ok"].notna() & ~comparison["ok"].astype(bool)].copy()
+    bad = bad.reindex(bad["error"].abs().sort_values(ascending=False).index).head(n)
+    rows = []
+    for r in bad.itertuples():
+        rows.append({"scenario": r.scenario, "flow": r.flow, "metric": r.metric,
+                     "kernel": f"{_fmt(r.kernel_mean, r.metric)} ({_fmt(r.kernel_min, r.metric)}–{_fmt(r.kernel_max, r.metric)})",
+                     "simulator": _fmt(r.sim_mean, r.metric), "error": f"{r.error:+.1%}", "target": r.target})
+    return pd.DataFrame(rows, columns=["scenario", "flow", "metric", "kernel", "simulator", "error", "target"])
+
+
 def _commit(repo: Path) -> str:
     try:
         return subprocess.run(["git", "-C", str(repo), "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
