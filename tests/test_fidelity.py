@@ -339,3 +339,14 @@ def test_worst_lists_the_metrics_furthest_outside_target():
     w = worst(cmp, n=2)
     assert list(w["metric"]) == ["retrans_pkts", "goodput_bps"]  # largest |error| first, passing ones never
     assert w.iloc[1]["kernel"] == "10 Mbit/s (9 Mbit/s–11 Mbit/s)" and w.iloc[1]["error"] == "+30.0%"
+
+
+def test_emulated_repetitions_jitter_only_the_timer_driven_mixes():
+    """The emulator's message sources write on a timer in absolute time: their rows draw
+    a start per repetition (the timer's phase decides CBR losses at a full queue); the
+    bulk-only rows keep their scenario, so their recorded kernel runs stay valid."""
+    m = loads_matrix('[defaults]\nstart_jitter = "2ms"\n[[axes]]\nmix = ["1", "tcp-cbr", "udp-cbr", "10-together"]\n')
+    emu = {r.mix: r.scenario_dict("emu")["run"].get("start_jitter") for r in m.rows}
+    sim = {r.mix: r.scenario_dict("sim")["run"].get("start_jitter") for r in m.rows}
+    assert emu == {"1": None, "tcp-cbr": "2ms", "udp-cbr": "2ms", "10-together": None}
+    assert set(sim.values()) == {"2ms"}
