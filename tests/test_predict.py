@@ -58,6 +58,24 @@ def test_inputs_come_from_topology_and_transport():
     assert fi.t0_s == pytest.approx(fi.base_rtt_s + 0.3)  # Linux: srtt + max(4 rttvar, min_rto)
 
 
+def test_a_flow_alone_for_part_of_its_span_is_capped_at_its_time_averaged_share():
+    """Two greedy flows, the second from 5 s of a 12 s run: the first flow's share is
+    the link for 5 s and half of it for 7 s (computed here by hand), the second's half;
+    with every flow running throughout it stays the plain count."""
+    from ccbench.predict.inputs import effective_sharers, flow_inputs
+
+    staggered = dumbbell([tcp("first", {"kind": "bulk"}), {**tcp("second", {"kind": "bulk"}), "start": "5s"}],
+                         duration="12s")
+    first, second = flow_inputs(staggered)
+    cap = first.bottleneck_bps * first.mss / first.packet_bytes
+    assert first.fair_share_bps == pytest.approx((5 * cap + 7 * cap / 2) / 12)
+    assert second.fair_share_bps == pytest.approx(cap / 2)
+    together = flow_inputs(dumbbell([tcp("a", {"kind": "bulk"}), tcp("b", {"kind": "bulk"}), tcp("c", {"kind": "bulk"})]))
+    assert [f.sharing for f in together] == [3.0, 3.0, 3.0]
+    # a flow that stops early leaves the link to the others for the rest of their span
+    assert effective_sharers((0, 10), [(0, 10), (0, 5)]) == pytest.approx(10 / (5 / 2 + 5))
+
+
 def test_parking_lot_and_graph_paths():
     from ccbench.predict.path import flow_path
     from ccbench.scenario import Scenario

@@ -71,7 +71,11 @@ class FlowInputs:
     bottleneck_name: str
     buffer_bytes: Optional[float]
     droptail: bool
-    sharing: int  # flows on the bottleneck that take what they can (greedy, transfers, web)
+    #: Flows on the bottleneck that take what they can (greedy, transfers, web), as this
+    #: flow meets them: ``1 / mean(1 / n(t))`` over its own active span, so a flow that
+    #: runs alone for part of it is capped at its time-averaged share (equal to the
+    #: count when all of them run throughout).
+    sharing: float
     greedy_sharing: int  # greedy TCP flows among them
     others_bps: float  # mean rate of the rate-limited flows on the bottleneck (CBR, on/off, VBR)
     pacing: bool
@@ -146,10 +150,35 @@ def _app(app: Any) -> tuple[str, dict[str, Any]]:
     return "other", {}
 
 
+def _span_ns(rf, duration_ns: int) -> tuple[int, int]:
+    """A flow's nominal active span ``[start, stop)`` in the run (a ``count`` replica
+    starts ``start_every`` after the previous one)."""
+    start = int(rf.flow.start + rf.replica * (rf.flow.start_every or 0))
+    stop = int(rf.flow.stop) if rf.flow.stop is not None else int(duration_ns)
+    return start, min(max(stop, start), int(duration_ns))
+
+
+def effective_sharers(own: tuple[int, int], sharers: list[tuple[int, int]]) -> float:
+    """``1 / mean(1 / n(t))`` over ``own``, where n(t) counts the spans of ``sharers``
+    (this flow's among them) that cover t: the number of equal sharers that gives this
+    flow its time-averaged max-min share. The plain count when ``own`` is empty."""
+    lo, hi = own
+    if hi <= lo or not sharers:
+        return float(max(len(sharers), 1))
+    cuts = sorted({lo, hi, *(t for a, b in sharers for t in (a, b) if lo < t < hi)})
+    inv = 0.0
+    for a, b in zip(cuts, cuts[1:]):
+        mid = (a + b) / 2
+        n = sum(1 for s, e in sharers if s <= mid < e)
+        inv += (b - a) / max(n, 1)
+    return (hi - lo) / inv
+
+
 def flow_inputs(scenario) -> list[FlowInputs]:
     """Inputs of every resolved flow, loss not yet set (see :meth:`FlowInputs.with_loss`)."""
     flows = scenario.resolved_flows
     paths = [flow_path(scenario, rf) for rf in flows]
+    spans = [_span_ns(rf, scenario.run.duration) for rf in flows]
     kinds = [_app(rf.flow.app) for rf in flows]
     out = []
     for rf, path, (kind, extra) in zip(flows, paths, kinds):
@@ -187,7 +216,7 @@ def flow_inputs(scenario) -> list[FlowInputs]:
             bottleneck_name=bott.name,
             buffer_bytes=bott.buffer_bytes(mss + header),
             droptail=bott.is_droptail,
-            sharing=sum(1 for r in rates.values() if r is None),
+            sharing=effective_sharers(spans[len(out)], [spans[i] for i, r in rates.items() if r is None]),
             others_bps=others,
             greedy_sharing=len(greedy),
             pacing=bool(tcp and tr.pacing not in (None, False, "off")) or (tcp and tr.cc is not None and tr.cc.name.startswith("bbr")),

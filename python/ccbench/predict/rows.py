@@ -21,7 +21,9 @@ measured goodput averages over the whole run. Rates are payload goodput in bit/s
 ``Run.flows.goodput_bps``: a send rate in
 packets/s (PFTK, Mathis) is multiplied by MSS x 8 x (1 - p) (retransmissions carry no
 new data). A greedy rate above the flow's share of the bottleneck is capped there and
-the row says so.
+the row says so; the share is averaged over the flow's own span, so a flow that has the
+link to itself for part of it (another starts late or stops early) keeps that part
+(``FlowInputs.sharing``).
 """
 
 from __future__ import annotations
