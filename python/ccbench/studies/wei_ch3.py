@@ -29,7 +29,9 @@ on/off noise flows carrying 10 %), with one thing changed per part:
 
 HS-TCP / S-TCP convergence, MIMD fairness (Figs 3.13-3.14) and the throughput CDFs (Figs 3.16,
 3.25) are :mod:`ccbench.studies.wei_ch3_mimd`'s parts (``mimd-n``, ``conv-cc``, ``ntg``), run
-in the same job list (62 runs, about 1.5 minutes more reduced, ~30 minutes more full).
+in the same job list (62 runs, about 1.5 minutes more reduced, ~30 minutes more full), and so is
+:mod:`ccbench.studies.wei_ch3_phase`'s ``phase`` part (Table 3.1 against the ACK clock's phase at
+the bottleneck; 48 runs, about a minute more reduced; 288 runs full).
 
 Reduced size (``run()``): seeds 1-2, N in 4-32, runs of 600 s simulated (3000 RTTs; convergence
 and mix, 16 and 32 flows, 1500 s = 7500 RTTs), 74 runs, about 6 minutes on one core of the shared
@@ -240,8 +242,10 @@ def jobs(size: Size) -> list[tuple]:
 
 
 def _one(a: tuple) -> dict[str, Any]:
-    from . import wei_ch3_mimd
+    from . import wei_ch3_mimd, wei_ch3_phase
 
+    if a[0] in wei_ch3_phase.PARTS:
+        return wei_ch3_phase.measure(*a)
     return wei_ch3_mimd.measure(*a) if a[0] in wei_ch3_mimd.PARTS else measure(*a)
 
 
@@ -276,8 +280,9 @@ def run(full: bool = False, out: Optional[Path] = None, progress: Optional[Calla
     workers = (2 if full else 1) if workers is None else workers
     t0 = time.perf_counter()
     from .wei_ch3_mimd import jobs as mimd_jobs
+    from .wei_ch3_phase import jobs as phase_jobs
 
-    rows = run_all(jobs(size) + mimd_jobs(full), workers, progress)
+    rows = run_all(jobs(size) + mimd_jobs(full) + phase_jobs(full), workers, progress)
     runs = runs_frame(rows)
     table = claims(runs)
     table.attrs["wall_s"] = time.perf_counter() - t0

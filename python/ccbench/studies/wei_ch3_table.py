@@ -147,6 +147,9 @@ def claims(runs: pd.DataFrame) -> pd.DataFrame:
     from .wei_ch3_mimd import claims as mimd_claims
 
     rows += mimd_claims(runs)  # HS-TCP / S-TCP convergence, MIMD fairness, throughput CDFs
+    from .wei_ch3_phase import claims as phase_claims
+
+    rows += phase_claims(runs)  # Table 3.1 against the ACK clock's phase
     return pd.DataFrame(rows)
 
 
@@ -253,6 +256,9 @@ def write_outputs(out: Path, table: pd.DataFrame, runs: pd.DataFrame, rows: list
     from .wei_ch3_mimd_plots import write_figures as mimd_figures
 
     mimd_figures(out, runs, rows)  # wei_ch3_mimd.png, wei_ch3_convergence_cc.png, wei_ch3_ntg.png
+    from .wei_ch3_phase import figure as phase_figure
+
+    phase_figure(runs, out / "wei_ch3_phase.png")
     (out / "choices.txt").write_text(
         f"size: {'full' if full else 'reduced'} {size}\nwall time: {table.attrs.get('wall_s', float('nan')):.1f} s\n"
         "path: wei-sync's (see its choices.txt) with one change per part (ccbench.studies.wei_ch3 docstring)\n")

@@ -260,6 +260,7 @@ def measure(
         return float(sr.per_flow[tcp].mean()), sr.n_events
 
     sync, n_events = lam(d, RTT_S, names)
+    dropped = d[d["kind"].astype(str) == "drop"]
     sync_srtt, _ = lam(d, srtt, names)
     sync_tcp_ev, _ = lam(dt, RTT_S, tcp)
     fl = run.flows
@@ -276,6 +277,8 @@ def measure(
         "events": n_events,
         "drops": int((d["kind"].astype(str) == "drop").sum()),
         "marks": int((d["kind"].astype(str) == "mark").sum()),
+        # who absorbs the drops at a full queue: the ACK clock's phase decides it (wei_ch3_phase)
+        "noise_drop_share": float((~dropped["flow"].astype(str).isin(tcp)).mean()) if len(dropped) else float("nan"),
         "tcp_goodput_mbps": good / 1e6,
         "wall_s": wall,
     }
