@@ -76,6 +76,11 @@ def _path_rtt(rtt_s: float) -> Tweak:
     return lambda d: (d["topology"]["bottleneck"].update(delay=f"{rtt_s / 2 * 1e3:g}ms"), _q(d).update(limit=f"{bdp}pkt"))
 
 
+def _ns2_defaults(d: dict[str, Any]) -> None:
+    _q(d).update(min_th="21pkt", max_th="63pkt", w_q=1.3328e-5, max_p=0.3, adaptive=False, limit="560pkt")
+    _tcp(d).update(delayed_ack=False)
+
+
 #: NS-2 TCP-Linux's sender as §4.2 and Appendix 6.1 describe it (Linux 2.6.16 modules): SACK
 #: without D-SACK / undo, no tail-loss probe or F-RTO (later kernels), rate halving, ABC
 #: (tcp_abc = 1, L = 1), RFC 3390 initial window 3
@@ -147,6 +152,13 @@ ROWS: dict[str, tuple[str, str, Tweak]] = {
     "red-ns2-fixed": ("reno", "red", _ns2_auto(1500, False)),
     "red-ns2-500B-fixed": ("reno", "red", _ns2_auto(500, False)),
     "hs-red-ns2-fixed": ("highspeed", "red", _ns2_auto(1500, False)),
+    # ns-2.35's RED as it is by default (bytes_ = queue_in_bytes_ = 1, mean_pktsize_ 500): the
+    # thresholds 62.5/187.5 x 500 B are 21/63 full packets, q_weight_ -1 gives 1.33e-5, byte mode
+    # triples max_p for 1500 B packets, the 1680-packet limit is 1680 x 500 B = 560 full packets;
+    # an ACK per packet, as ns-2's Sack1 sink (compare tests/data/ns2/wei_sync_ns2.csv, queue red)
+    "red-ns2-defaults": ("reno", "red", _ns2_defaults),
+    "hs-red-ns2-defaults": ("highspeed", "red", _ns2_defaults),
+    "s-red-ns2-defaults": ("scalable", "red", _ns2_defaults),
     "s-red-ns2-fixed": ("scalable", "red", _ns2_auto(1500, False)),
     "hs-red": ("highspeed", "red", lambda d: None),
     "s-red": ("scalable", "red", lambda d: None),

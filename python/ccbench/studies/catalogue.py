@@ -66,6 +66,10 @@ PAPERS: tuple[Paper, ...] = (
                  "P-ECN", None, "study wei-sync (100 Mbit/s, 200 ms, 50 on/off noise flows)", "wei-sync", "wei-sync"),
             Item("Table 3.1 (pooled)", "Reno DropTail λ 0.20 'averaged over all loss events' of Fig. 3.12's runs", None,
                  "study wei-ch3: event-weighted pool over the N and buffer sweeps", "wei-ch3", "claims:Table 3.1"),
+            Item("Table 3.1 (phase)", "the same DropTail λ (0.20 / 0.25 / 0.23) from ns-2 runs with equal RTTs and an "
+                 "ACK per packet: every ACK clock in one phase at the bottleneck", None,
+                 "study wei-ch3, part phase (the RTT swept over one packet time, an ACK per packet and delayed "
+                 "ACKs); ns-2 itself in tests/data/ns2/wei_sync_ns2.csv", "wei-ch3", "claims:Table 3.1 (phase)"),
             Item("Figs 3.12-3.23", "fairness convergence: Reno > 1500 RTTs at 100 Mbit/s / 200 ms; time reduced 2.4x "
                  "(pacing), 1.25x (RED), 30x (P-ECN); bound (3.8); HS-TCP and S-TCP no faster than Reno", None,
                  "study wei-ch3 (eq. 3.7 from start-up, N 16/32; HS-TCP and S-TCP N 16)", "wei-ch3",

@@ -40,6 +40,15 @@ from . import wei_sync as W
 
 #: ns-2's sinks for the two receivers
 RECEIVERS = {"ack": "Agent/TCPSink/Sack1", "delack": "Agent/TCPSink/Sack1/DelAck"}
+#: bottleneck queues: ns-2's DropTail, and ns-2's RED with its own defaults (automatic
+#: thresholds and EWMA from ``mean_pktsize_`` 500 B, gentle, fixed max_p 0.1) without and with
+#: ``adaptive_`` (Floyd, Gummadi & Shenker's max_p adaptation)
+QUEUES = {"droptail": ("DropTail", ""), "red": ("RED", "Queue/RED set adaptive_ 0"),
+          "ared": ("RED", "Queue/RED set adaptive_ 1"),
+          # one default changed each: drops no longer spaced at least 1/p apart (``wait_``), and
+          # the drop probability no longer scaled by packet size (``bytes_``)
+          "red-nowait": ("RED", "Queue/RED set adaptive_ 0\nQueue/RED set wait_ 0"),
+          "red-packets": ("RED", "Queue/RED set adaptive_ 0\nQueue/RED set bytes_ 0")}
 #: TCP-Linux module names (``select_ca``) of the study's algorithms
 NS2_CA = {"reno": "reno", "highspeed": "highspeed", "scalable": "scalable"}
 PAYLOAD_BYTES = 1460
@@ -54,7 +63,8 @@ set rng [new RNG]
 $rng seed @SEED@
 set r1 [$ns node]
 set r2 [$ns node]
-$ns duplex-link $r1 $r2 @RATE@ @DELAY@ DropTail
+@QUEUE_SETUP@
+$ns duplex-link $r1 $r2 @RATE@ @DELAY@ @QUEUE@
 $ns queue-limit $r1 $r2 @BUFFER@
 $ns queue-limit $r2 $r1 @BUFFER@
 set tf [open "|grep ^d > @DROPS@" w]
@@ -126,6 +136,7 @@ class Ns2Run:
     n_flows: int = 16
     duration_s: float = 400.0
     warmup_s: float = 40.0
+    queue: str = "droptail"
 
 
 def available() -> bool:
@@ -139,6 +150,8 @@ def tcl(run: Ns2Run, drops_path: Path) -> str:
         raise ValueError(f"algorithm {run.algorithm!r} is not one of {sorted(NS2_CA)}")
     if run.receiver not in RECEIVERS:
         raise ValueError(f"receiver {run.receiver!r} is not one of {sorted(RECEIVERS)}")
+    if run.queue not in QUEUES:
+        raise ValueError(f"queue {run.queue!r} is not one of {sorted(QUEUES)}")
     values = {
         "SEED": run.seed, "RATE": f"{W.CAPACITY_BPS / 1e6:g}Mb", "DELAY": f"{W.RTT_S / 2 * 1e3:g}ms",
         "BUFFER": W.BUFFER_PKTS, "DROPS": str(drops_path), "PAYLOAD": PAYLOAD_BYTES, "N": run.n_flows,
@@ -146,6 +159,7 @@ def tcl(run: Ns2Run, drops_path: Path) -> str:
         "CA": NS2_CA[run.algorithm], "NNOISE": W.N_NOISE, "FID0": NOISE_FID0, "PKT": W.PKT_BYTES,
         "ON": f"{W.NOISE_ON_S:g}", "OFF": f"{W.NOISE_OFF_S:g}", "PEAK": f"{W.NOISE_PEAK_BPS / 1e3:g}k",
         "WARMUP": f"{run.warmup_s:g}", "DURATION": f"{run.duration_s:g}",
+        "QUEUE": QUEUES[run.queue][0], "QUEUE_SETUP": QUEUES[run.queue][1],
     }
     text = _TCL
     for k, v in values.items():
@@ -199,7 +213,7 @@ def measure(run: Ns2Run) -> dict:
     span = run.duration_s - run.warmup_s
     good = (np.array(acks["end"]) - np.array(acks["warmup"])) * PAYLOAD_BYTES * 8 / span
     return {
-        "algorithm": run.algorithm, "receiver": run.receiver, "spread_ms": run.spread_ms, "seed": run.seed,
+        "algorithm": run.algorithm, "queue": run.queue, "receiver": run.receiver, "spread_ms": run.spread_ms, "seed": run.seed,
         "n_flows": run.n_flows, "duration_s": run.duration_s, "sync": float(sr.per_flow[tcp].mean()),
         "events": sr.n_events, "drops": len(drops),
         "noise_drop_share": float((~drops["flow"].str.startswith("tcp")).mean()) if len(drops) else float("nan"),
@@ -209,6 +223,7 @@ def measure(run: Ns2Run) -> dict:
 
 
 def grid(algorithms: Iterable[str], receivers: Iterable[str], spreads: Iterable[float], seeds: Iterable[int],
-         n_flows: int = 16, duration_s: float = 400.0, warmup_s: float = 40.0) -> list[Ns2Run]:
-    return [Ns2Run(a, r, float(sp), s, n_flows, duration_s, warmup_s)
-            for a in algorithms for r in receivers for sp in spreads for s in seeds]
+         n_flows: int = 16, duration_s: float = 400.0, warmup_s: float = 40.0,
+         queues: Iterable[str] = ("droptail",)) -> list[Ns2Run]:
+    return [Ns2Run(a, r, float(sp), s, n_flows, duration_s, warmup_s, q)
+            for q in queues for a in algorithms for r in receivers for sp in spreads for s in seeds]

@@ -124,7 +124,7 @@ HYPOTHESES_MD = (
     "  variant the 22-28 drops of an event spread over about half the RTT (slot share 0.31-0.40), so even a\n"
     "  bursty flow catches one in about a third of the events. Sender burstiness alone therefore does not\n"
     "  explain 0.20; the model fitted with the measured K and M over-predicts every variant (0.47-0.76).\n"
-    "  The residual gap to 0.20 stays unexplained.\n"
+    "  The residual gap to 0.20 stayed unexplained here; the third round (below) finds it.\n"
     "* **DropTail, second round: the counting and the rest of the setup (rows `--counting` to `textbook-reno`;\n"
     "  `scripts/wei_sync_hypotheses.py --counting ROW ...`, 16 flows, 600 s, seeds 1-4, rerun on today's simulator,\n"
     "  whose baseline is 0.438 where the first round had 0.423).** Each row ran with its paced twin: a fix must bring\n"
@@ -150,9 +150,13 @@ HYPOTHESES_MD = (
     "  like RED's (the model's M near S, point C), so the flows' own burstiness (K) matters little. The thesis's\n"
     "  0.20 / 0.50 needs point A, drops in one short burst. Its ns-2 runs must have bunched the drops by\n"
     "  something its text does not give (the noise's packet size and rate, the access delays of Fig. 4.13, the\n"
-    "  flow counts of Fig. 3.12). Every candidate we could read out of the text has now been run; none does it.\n")
+    "  flow counts of Fig. 3.12). Every candidate we could read out of the text was run; none did it. What does\n"
+    "  it is not in the text: the timing of ns-2's hosts (third round).\n")
 
 
-def note(results: Path) -> str:  # noqa: ARG001 - the NOTES interface passes the results dir
-    """The section, as ``ccbench reproduce --summary`` writes it after the Wei table."""
-    return HYPOTHESES_MD
+def note(results: Path) -> str:
+    """The section, as ``ccbench reproduce --summary`` writes it after the Wei table: the
+    hypothesis rounds, then the resolution (:func:`ccbench.studies.wei_ch3_phase.note`)."""
+    from .wei_ch3_phase import note as phase_note
+
+    return HYPOTHESES_MD + phase_note(results)
