@@ -99,10 +99,12 @@ def summary(runs: pd.DataFrame) -> pd.DataFrame:
 
 
 def claims(runs: pd.DataFrame) -> list[dict]:
-    from .wei_ch3_table import _row
+    from .wei_ch3_table import REL_TOL, _row
 
     ph = runs[runs["part"] == "phase"] if "part" in runs else runs.iloc[0:0]
     rows: list[dict] = []
+    if ph.empty:
+        return rows
     span = f"extra RTT 0-{2 * OFFSETS_US[-1]} µs (packet time {PACKET_TIME_US:.0f} µs)"
     for cc in dict.fromkeys(ph["algorithm"]):
         paper = W.PAPER[(cc, "droptail")]
@@ -115,14 +117,15 @@ def claims(runs: pd.DataFrame) -> list[dict]:
             share = _per_phase(g, "noise_drop_share")
             lo, hi = float(lam.min()), float(lam.max())
             at0 = float(lam.iloc[0])
-            inside = lo <= paper <= hi
+            # the page's rule (REL_TOL): the thesis's value inside the range, or the lowest within 25 %
+            inside = lo <= paper * (1 + REL_TOL) and paper <= hi
             rows.append(_row(
                 "Table 3.1 (phase)", f"{label} λ, lowest over the ACK clock's phase, {RECEIVER_LABELS[rcv]}",
                 f"16 flows, DropTail, {span}", lo, paper if rcv == "ack" else float("nan"),
                 agrees=inside if rcv == "ack" else None,
                 note=f"range {lo:.3f}-{hi:.3f} over {len(lam)} phases, mean {float(lam.mean()):.3f}; the study's "
                      f"path (+0 µs) {at0:.3f}; noise's share of the drops {float(share.min()):.2f}-"
-                     f"{float(share.max()):.2f}" + ("; check: the thesis's λ lies inside the range" if rcv == "ack"
+                     f"{float(share.max()):.2f}" + ("; check: the thesis's λ lies inside the range (or the lowest within 25 %)" if rcv == "ack"
                                                     else "")))
         g = ph[(ph["algorithm"] == cc) & (ph["receiver"] == "ack")]
         if len(g) >= 3:
@@ -206,6 +209,13 @@ def _fmt_ns2(s: pd.DataFrame, cc: str, receiver: str, spread: float, queue: str 
     return f"{r['sync']:.3f} ({r['sync_min']:.2f}-{r['sync_max']:.2f})"
 
 
+#: the part's HS-TCP / S-TCP rows (only in ``--full``), measured once with seeds 1-2 and 400 s runs
+#: (the reduced size's length); fixed text because the recorded table is the reduced one
+HS_S_SWEEP = (" HS-TCP and S-TCP (the `--full` rows; measured once with seeds 1-2, 400 s): an ACK per packet "
+              "0.28-0.63 and 0.20-0.58 (thesis 0.25 and 0.23), delayed ACKs 0.43-0.59 and 0.48-0.57; r = -0.98 "
+              "for both.")
+
+
 def note(results: Path) -> str:
     """The DropTail resolution for docs/REPRODUCTIONS.md: the ns-2 record beside the recorded
     phase rows of wei-ch3."""
@@ -240,7 +250,7 @@ def note(results: Path) -> str:
                     f"the same sweep gives Reno, an ACK per packet: {lo.iloc[0]['note'].split(';')[0].replace('range ', '')}"
                     f" ({lo.iloc[0]['note'].split(';')[1].strip()}); delayed ACKs: "
                     f"{dl.iloc[0]['note'].split(';')[0].replace('range ', '')}. λ follows the noise's share of the "
-                    f"drops (r = {float(cor.iloc[0]['ours']):.2f})." if len(cor) else "")
+                    f"drops (r = {float(cor.iloc[0]['ours']):.2f})." if len(cor) else "") + HS_S_SWEEP
     out.append(
         "  ns-2 gives Table 3.1, for all three algorithms, only with an ACK per packet and equal access delays: "
         "the sink the TCP-Linux examples use, and the thesis's dumbbell, where nothing varies a host's timing. "
@@ -256,7 +266,9 @@ def note(results: Path) -> str:
         "index 0.23 and 0.10 over the 360 s; 0.96-0.98 with delayed ACKs), which lowers their λ further. "
         "**So Table 3.1's DropTail row is a property of a phase-locked ns-2 setup, not of bursty TCP in "
         "general**; the study keeps Linux's delayed ACKs and equal RTTs (λ 0.42), and the phase part shows "
-        "the thesis's regime beside it. The earlier rounds' 'unexplained' residual is this mechanism.\n")
+        "the thesis's regime beside it. The earlier rounds' 'unexplained' residual is this mechanism.\n\n"
+        "  ![λ and the noise's share of the drops against the RTT added, Reno, 16 flows]"
+        "(figures/wei_ch3_phase.png)\n\n")
     out.append(_red_note(s))
     return "".join(out)
 
@@ -287,9 +299,10 @@ def _red_note(s: pd.DataFrame) -> str:
         parts.append(" One default changed at a time moves it: " + "; ".join(extra) + ".")
     parts.append(" Under RED, λ is set by how the queue spaces its early drops, which is where ns-2's RED and "
                  "Linux's (`sch_red`, ours: a uniform random gap between drops, packet mode) differ; with ns-2's "
-                 "parameters and an ACK per packet ours gives 0.58 / 0.62 / 0.80 and three times ns-2's drops "
+                 "parameters (max_p tripled as byte mode does, limit 560 packets) and an ACK per packet ours gives "
+                 "0.57 / 0.61 / 0.79 and drops 3-4 times as many packets per second as ns-2 "
                  "(`scripts/wei_sync_hypotheses.py red-ns2-defaults hs-red-ns2-defaults s-red-ns2-defaults`, "
-                 "seed 1). The RED row therefore differs because the two REDs differ, not because of TCP; the "
+                 "seeds 1-4, 600 s). The RED row therefore differs because the two REDs differ, not because of TCP; the "
                  "study keeps the kernel's RED (the emulator runs the same code), and the ns-2 record stands "
                  "beside it for the thesis's.\n")
     return "".join(parts)
