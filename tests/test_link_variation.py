@@ -281,3 +281,23 @@ def test_constant_links_are_unchanged_by_a_zero_jitter():
         jit = {"sigma": "0ms", "reorder": reorder}
         b = ccbench.simulate(scenario("10Mbit", flows, duration="5s", jitter=jit), seed=1).flows.iloc[0]
         assert b["bytes_delivered"] == a["bytes_delivered"]
+
+
+@needs_core
+def test_the_handshake_counts_a_jittered_links_mean_delay():
+    """The SYN's RTT sample counts a jittered link at its configured (mean) delay. It used
+    to count 0 there: a dumbbell with jitter on the down link started with half its RTT
+    as srtt, so a short transfer's srtt and first RTO were wrong."""
+    import ccbench
+
+    flows = [{"name": "x", "direction": "down", "transport": {"kind": "tcp", "cc": "cubic", "syn_rtt": "idle"},
+              "app": {"kind": "bulk", "bytes": "4000B"}}]
+
+    def first_srtt(jitter):
+        sc = scenario("10Mbit", flows, duration="2s", delay="20ms", jitter=jitter)
+        st = ccbench.simulate(sc, seed=1).cwnd
+        return float(st[st["srtt_s"] > 0]["srtt_s"].iloc[0])
+
+    plain = first_srtt(None)
+    assert plain == pytest.approx(0.040, abs=0.001)
+    assert first_srtt({"sigma": "1ns", "reorder": False}) == pytest.approx(plain, abs=1e-6)

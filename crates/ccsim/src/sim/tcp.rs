@@ -265,9 +265,9 @@ impl Simulation {
 
     /// The RTT a SYN and its SYN-ACK would measure on flow `f`'s path now: per link,
     /// propagation, the serialisation of 60 bytes and, with `queues`, the bytes queued
-    /// ahead (the packet in service counted whole). A link whose rate or delay varies
-    /// counts its configured part only (a model's draw is not taken: it would move the
-    /// run's random streams).
+    /// ahead (the packet in service counted whole). A link with a random delay counts
+    /// its configured (mean) delay, and a varying rate its configured part: a model's
+    /// draw is not taken, as it would move the run's random streams.
     fn syn_rtt_ns(&self, f: FlowId, queues: bool) -> Nanos {
         const SYN_BYTES: u64 = 60;
         let fl = &self.flows[f.idx()];
@@ -278,6 +278,10 @@ impl Simulation {
                 let link = &self.links[l.idx()];
                 if link.delay_ns != crate::link::DELAY_VARIES {
                     total += link.delay_ns;
+                } else if let Some(d) = link.var.as_ref().and_then(|v| v.delay.as_ref()) {
+                    // a jittered link's delay is its configured mean (it used to count 0,
+                    // which halved a jittered dumbbell's handshake sample)
+                    total += d.mean_ns();
                 }
                 if link.rate_bps > 0 {
                     let queued = if queues {
