@@ -22,8 +22,18 @@ import pandas as pd
 from ccbench.studies import wei_ns2
 
 
-def _csv_list(text: str, kind=str) -> list:
-    return [kind(x) for x in text.split(",") if x.strip()]
+def _csv_list(text: str, kind=str, what: str = "value") -> list:
+    out = []
+    for x in (x.strip() for x in text.split(",")):
+        if not x:
+            continue
+        try:
+            out.append(kind(x))
+        except ValueError:
+            raise ValueError(f"{what} {x!r} is not a {'whole number' if kind is int else 'number'}") from None
+    if not out:
+        raise ValueError(f"{what}: empty list")
+    return out
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -40,16 +50,26 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, default=Path("tests/data/ns2/wei_sync_ns2.csv"))
     ap.add_argument("--merge", action="store_true", help="keep the rows of OUT that this grid does not rerun")
     a = ap.parse_args(argv)
-    if not wei_ns2.available():
-        print("error: ns-2 is not installed (`apt install ns2`)", file=sys.stderr)
-        return 2
     try:
-        runs = wei_ns2.grid(_csv_list(a.algorithms), _csv_list(a.receivers), _csv_list(a.spreads_ms, float),
-                            _csv_list(a.seeds, int), a.flows, a.duration, a.warmup, _csv_list(a.queues))
+        if a.out.is_dir():
+            raise ValueError(f"--out {str(a.out)!r} is a directory (accepted: a CSV file to write)")
+        if a.flows < 1 or a.workers < 1:
+            raise ValueError(f"--flows {a.flows} / --workers {a.workers}: give at least 1")
+        if not 0 <= a.warmup < a.duration:
+            raise ValueError(f"--warmup {a.warmup:g} s must be >= 0 and below --duration {a.duration:g} s")
+        spreads = _csv_list(a.spreads_ms, float, "--spreads-ms")
+        if any(x < 0 for x in spreads):
+            raise ValueError(f"--spreads-ms {a.spreads_ms}: a spread is a delay, give values >= 0")
+        runs = wei_ns2.grid(_csv_list(a.algorithms, what="--algorithms"), _csv_list(a.receivers, what="--receivers"),
+                            spreads, _csv_list(a.seeds, int, "--seeds"), a.flows, a.duration, a.warmup,
+                            _csv_list(a.queues, what="--queues"))
         for r in runs:  # fail on a bad name before any run starts
             wei_ns2.tcl(r, Path("x"))
     except ValueError as e:
         print(f"error: {e}", file=sys.stderr)
+        return 2
+    if not wei_ns2.available():
+        print("error: ns-2 is not installed (`apt install ns2`)", file=sys.stderr)
         return 2
     rows = []
     with ProcessPoolExecutor(max_workers=max(1, a.workers)) as ex:

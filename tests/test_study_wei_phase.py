@@ -119,3 +119,30 @@ def test_the_recorded_ns2_runs_hold_table_3_1_only_phase_locked():
         locked = g[("ack", 0.0)]
         assert abs(locked - P.W.PAPER[(cc, "droptail")]) < 0.1, (cc, locked)
         assert all(g[k] > locked + 0.05 for k in g.index if k != ("ack", 0.0)), (cc, g.to_dict())
+
+
+def _script(*args):
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    return subprocess.run([sys.executable, str(root / "scripts" / "wei_ns2_sync.py"), *args], capture_output=True,
+                          text=True, env={"PYTHONPATH": str(root / "python"), "PATH": "/usr/bin:/bin"}, timeout=60)
+
+
+@pytest.mark.parametrize("args, says", [
+    (["--seeds", "x"], "--seeds 'x' is not a whole number"),
+    (["--warmup", "50", "--duration", "40"], "--warmup 50 s must be >= 0 and below --duration 40 s"),
+    (["--spreads-ms", "-1"], "give values >= 0"),
+    (["--queues", "codel"], "queue 'codel' is not one of"),
+    (["--algorithms", "bbr"], "algorithm 'bbr' is not one of"),
+])
+def test_the_ns2_script_refuses_bad_input_before_running(args, says, tmp_path):
+    r = _script(*args, "--out", str(tmp_path / "x.csv"))
+    if "ns-2 is not installed" in r.stderr:
+        pytest.skip("ns-2 not installed")
+    assert r.returncode == 2 and says in r.stderr and "Traceback" not in r.stderr, r.stderr
+    r = _script("--out", str(tmp_path))
+    if "ns-2 is not installed" not in r.stderr:
+        assert r.returncode == 2 and "is a directory" in r.stderr

@@ -194,6 +194,7 @@ def read_acks(stdout: str) -> dict[str, list[int]]:
 def measure(run: Ns2Run) -> dict:
     """Runs ns-2 once and returns λ (the study's counting), the noise's share of the drops,
     events, TCP goodput and Jain's index over the TCP flows after the warm-up."""
+    from ccbench.analysis._common import AnalysisError
     from ccbench.analysis.losses import loss_sync_rate
 
     if not available():
@@ -209,13 +210,17 @@ def measure(run: Ns2Run) -> dict:
     acks = read_acks(res.stdout)
     tcp = [f"tcp{i}" for i in range(run.n_flows)]
     names = tcp + [f"noise{j}" for j in range(W.N_NOISE)]
-    sr = loss_sync_rate(drops, W.RTT_S, flows=names)
+    try:
+        sr = loss_sync_rate(drops, W.RTT_S, flows=names)
+        sync, events = float(sr.per_flow[tcp].mean()), sr.n_events
+    except AnalysisError:  # no loss after the warm-up (a short run)
+        sync, events = float("nan"), 0
     span = run.duration_s - run.warmup_s
     good = (np.array(acks["end"]) - np.array(acks["warmup"])) * PAYLOAD_BYTES * 8 / span
     return {
         "algorithm": run.algorithm, "queue": run.queue, "receiver": run.receiver, "spread_ms": run.spread_ms, "seed": run.seed,
-        "n_flows": run.n_flows, "duration_s": run.duration_s, "sync": float(sr.per_flow[tcp].mean()),
-        "events": sr.n_events, "drops": len(drops),
+        "n_flows": run.n_flows, "duration_s": run.duration_s, "sync": sync,
+        "events": events, "drops": len(drops),
         "noise_drop_share": float((~drops["flow"].str.startswith("tcp")).mean()) if len(drops) else float("nan"),
         "tcp_goodput_mbps": float(good.sum() / 1e6),
         "jain": float(good.sum() ** 2 / (len(good) * (good ** 2).sum())) if (good ** 2).sum() > 0 else float("nan"),
