@@ -58,7 +58,7 @@ DESCRIPTION = (
     "Wei thesis Ch. 3 figures: sync rate vs flows and buffer, loss-interval burstiness, "
     "detection fraction bursty vs paced, fairness convergence (eq. 3.7 vs bound 3.8) under "
     "DropTail/pacing/RED/P-ECN, 64 MB parallel transfer; HS-TCP/S-TCP convergence, MIMD fairness "
-    "(Figs 3.13-3.14), throughput CDFs (Figs 3.16, 3.25)"
+    "(Figs 3.13-3.14), throughput CDFs (Figs 3.16, 3.25); Table 3.1 against the ACK clock's phase"
 )
 
 BDP = W.BDP_PKTS
