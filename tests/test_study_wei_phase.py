@@ -146,3 +146,16 @@ def test_the_ns2_script_refuses_bad_input_before_running(args, says, tmp_path):
     r = _script("--out", str(tmp_path))
     if "ns-2 is not installed" not in r.stderr:
         assert r.returncode == 2 and "is a directory" in r.stderr
+
+
+def test_the_note_reads_the_recorded_runs_and_the_ns2_record(tmp_path):
+    d = tmp_path / "reproduce-wei-ch3"
+    d.mkdir()
+    runs = _frame([("ack", 0, 0.40, 0.2), ("ack", 20, 0.13, 0.9), ("ack", 40, 0.25, 0.7),
+                   ("delack", 0, 0.42, 0.4), ("delack", 20, 0.46, 0.3)])
+    runs.to_csv(d / "wei_ch3_runs.csv", index=False)
+    text = P.note(tmp_path)
+    assert "0.130-0.400 over 3 phases" in text and "+0 µs: 0.400" in text and "delayed ACKs: 0.420-0.460" in text
+    assert "| an ACK per packet (`Sack1`), equal | 0.236" in text  # the committed ns-2 record
+    assert "RED in ns-2" in text
+    assert "In our simulator" not in P.note(tmp_path / "nothing-recorded")

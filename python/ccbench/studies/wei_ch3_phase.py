@@ -216,6 +216,23 @@ HS_S_SWEEP = (" HS-TCP and S-TCP (the `--full` rows; measured once with seeds 1-
               "for both.")
 
 
+def _ours_sentence(runs: pd.DataFrame | None) -> str:
+    """Our recorded phase sweep in a sentence (Reno: the part's reduced size)."""
+    sm = summary(runs) if runs is not None and "part" in runs else pd.DataFrame()
+    reno = sm[sm["algorithm"] == "reno"] if not sm.empty else sm
+    if reno.empty:
+        return ""
+    ack, dl = reno[reno["receiver"] == "ack"], reno[reno["receiver"] == "delack"]
+    if ack.empty or dl.empty:
+        return ""
+    r = float(np.corrcoef(ack["sync"], ack["noise_drop_share"])[0, 1]) if len(ack) > 2 else float("nan")
+    return (f" In our simulator (`ccbench reproduce wei-ch3`, part `phase`, figure `wei_ch3_phase.png`) the same "
+            f"sweep gives Reno, an ACK per packet: {ack['sync'].min():.3f}-{ack['sync'].max():.3f} over "
+            f"{len(ack)} phases (the study's path, +0 µs: {float(ack['sync'].iloc[0]):.3f}); delayed ACKs: "
+            f"{dl['sync'].min():.3f}-{dl['sync'].max():.3f}. λ follows the noise's share of the drops "
+            f"(r = {r:.2f}).{HS_S_SWEEP}")
+
+
 def note(results: Path) -> str:
     """The DropTail resolution for docs/REPRODUCTIONS.md: the ns-2 record beside the recorded
     phase rows of wei-ch3."""
@@ -238,19 +255,7 @@ def note(results: Path) -> str:
         out.append(f"  | Table 3.1 | {thesis} |\n\n")
     else:
         out.append("  (the ns-2 record is not in this checkout)\n\n")
-    t = read_recorded(Path(results) / "reproduce-wei-ch3" / "wei_ch3.csv")
-    ours = ""
-    if t is not None:
-        ph = t[t["item"] == "Table 3.1 (phase)"]
-        lo = ph[ph["quantity"].str.startswith("Reno λ, lowest") & ph["quantity"].str.contains("ACK per packet")]
-        dl = ph[ph["quantity"].str.startswith("Reno λ, lowest") & ph["quantity"].str.contains("delayed")]
-        cor = ph[ph["quantity"].str.startswith("Reno: correlation")]
-        if len(lo) and len(dl):
-            ours = (f" In our simulator (`ccbench reproduce wei-ch3`, part `phase`, figure `wei_ch3_phase.png`) "
-                    f"the same sweep gives Reno, an ACK per packet: {lo.iloc[0]['note'].split(';')[0].replace('range ', '')}"
-                    f" ({lo.iloc[0]['note'].split(';')[1].strip()}); delayed ACKs: "
-                    f"{dl.iloc[0]['note'].split(';')[0].replace('range ', '')}. λ follows the noise's share of the "
-                    f"drops (r = {float(cor.iloc[0]['ours']):.2f})." if len(cor) else "") + HS_S_SWEEP
+    ours = _ours_sentence(read_recorded(Path(results) / "reproduce-wei-ch3" / "wei_ch3_runs.csv"))
     out.append(
         "  ns-2 gives Table 3.1, for all three algorithms, only with an ACK per packet and equal access delays: "
         "the sink the TCP-Linux examples use, and the thesis's dumbbell, where nothing varies a host's timing. "
