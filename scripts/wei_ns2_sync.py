@@ -81,8 +81,6 @@ def main(argv: list[str] | None = None) -> int:
     df = pd.DataFrame(rows)
     if a.merge and a.out.is_file():
         old = pd.read_csv(a.out)
-        if "queue" not in old:
-            old.insert(1, "queue", "droptail")
         key = ["queue", "algorithm", "receiver", "spread_ms", "seed", "n_flows", "duration_s"]
         rerun = set(map(tuple, df[key].itertuples(index=False)))
         old = old[[tuple(r) not in rerun for r in old[key].itertuples(index=False)]]

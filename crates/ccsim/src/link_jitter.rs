@@ -117,12 +117,12 @@ impl DelayModel {
         answer
     }
 
-    /// One delay sample in ns (netem's `tabledist`), possibly negative.
     /// The configured (mean) delay, without a draw: what a path's fixed part is.
     pub fn mean_ns(&self) -> Nanos {
         self.mu.max(0) as Nanos
     }
 
+    /// One delay sample in ns (netem's `tabledist`), possibly negative.
     pub fn sample(&mut self) -> i64 {
         if self.sigma == 0 {
             return self.mu;

@@ -106,17 +106,11 @@ def fidelity_cmd(
 def _print_worst(cmp, console, n_bad: int) -> None:
     """The metrics furthest outside their target, so a reader sees what is off without
     opening the tables."""
-    from rich.table import Table
-
+    from ccbench.cli.reproduce import study_table
     from ccbench.fidelity.report import worst
 
     w = worst(cmp)
-    t = Table(title=f"furthest outside target ({len(w)} of {n_bad}; all in fidelity.csv)", title_justify="left")
-    for c in w.columns:
-        t.add_column(c, overflow="fold")
-    for r in w.itertuples(index=False):
-        t.add_row(*map(str, r))
-    console.print(t)
+    console.print(study_table(w, f"furthest outside target ({len(w)} of {n_bad}; all in fidelity.csv)"))
 
 
 def _is_checkout_default(matrix: Path) -> bool:

@@ -85,36 +85,44 @@ def measure(part: str, cc: str, receiver: str, offset_us: float, seed: int, dura
 
 # ---- the table rows --------------------------------------------------------------------
 
-def _per_phase(g: pd.DataFrame, col: str) -> pd.Series:
-    return g.groupby("extra_rtt_us")[col].mean()
-
-
 def summary(runs: pd.DataFrame) -> pd.DataFrame:
-    """λ and the noise's share of the drops per algorithm, receiver and phase (mean over seeds)."""
-    ph = runs[runs["part"] == "phase"]
+    """λ and the noise's share of the drops per algorithm, receiver and phase (mean over
+    seeds; phases in increasing order within each algorithm and receiver)."""
+    ph = runs[runs["part"] == "phase"] if "part" in runs else runs.iloc[0:0]
     if ph.empty:
         return pd.DataFrame()
     return (ph.groupby(["algorithm", "receiver", "extra_rtt_us"], sort=False)[["sync", "noise_drop_share", "events"]]
-            .mean().reset_index())
+            .mean().reset_index().sort_values("extra_rtt_us", kind="stable").reset_index(drop=True))
+
+
+def _of(s: pd.DataFrame, cc: str, receiver: str) -> pd.DataFrame:
+    return s[(s["algorithm"] == cc) & (s["receiver"] == receiver)]
+
+
+def _corr(g: pd.DataFrame) -> float:
+    """Correlation over the phases of λ with the noise's share of the drops (NaN with
+    fewer than 3 phases or a flat λ)."""
+    if len(g) < 3 or g["sync"].std() == 0:
+        return float("nan")
+    return float(np.corrcoef(g["sync"].to_numpy(), g["noise_drop_share"].to_numpy())[0, 1])
 
 
 def claims(runs: pd.DataFrame) -> list[dict]:
     from .wei_ch3_table import REL_TOL, _row
 
-    ph = runs[runs["part"] == "phase"] if "part" in runs else runs.iloc[0:0]
+    s = summary(runs)
     rows: list[dict] = []
-    if ph.empty:
+    if s.empty:
         return rows
     span = f"extra RTT 0-{2 * OFFSETS_US[-1]} µs (packet time {PACKET_TIME_US:.0f} µs)"
-    for cc in dict.fromkeys(ph["algorithm"]):
+    for cc in dict.fromkeys(s["algorithm"]):
         paper = W.PAPER[(cc, "droptail")]
         label = W.LABELS.get(cc, cc)
         for rcv in RECEIVERS:
-            g = ph[(ph["algorithm"] == cc) & (ph["receiver"] == rcv)]
+            g = _of(s, cc, rcv)
             if g.empty:
                 continue
-            lam = _per_phase(g, "sync")
-            share = _per_phase(g, "noise_drop_share")
+            lam, share = g["sync"], g["noise_drop_share"]
             lo, hi = float(lam.min()), float(lam.max())
             at0 = float(lam.iloc[0])
             # the page's rule (REL_TOL): the thesis's value inside the range, or the lowest within 25 %
@@ -127,18 +135,16 @@ def claims(runs: pd.DataFrame) -> list[dict]:
                      f"path (+0 µs) {at0:.3f}; noise's share of the drops {float(share.min()):.2f}-"
                      f"{float(share.max()):.2f}" + ("; check: the thesis's λ lies inside the range (or the lowest within 25 %)" if rcv == "ack"
                                                     else "")))
-        g = ph[(ph["algorithm"] == cc) & (ph["receiver"] == "ack")]
+        g, d = _of(s, cc, "ack"), _of(s, cc, "delack")
         if len(g) >= 3:
-            lam, share = _per_phase(g, "sync"), _per_phase(g, "noise_drop_share")
-            r = float(np.corrcoef(lam.to_numpy(), share.to_numpy())[0, 1]) if lam.std() > 0 else float("nan")
+            r = _corr(g)
             rows.append(_row(
                 "Table 3.1 (phase)", f"{label}: correlation of λ with the noise's share of the drops",
                 f"an ACK per packet, {span}", r, unit="r", agrees=math.isfinite(r) and r < -0.5,
                 note="check: where the noise absorbs the drops, fewer TCP flows lose per event "
                      "(the phase decides who takes the slot a departure frees)"))
-        d = ph[(ph["algorithm"] == cc) & (ph["receiver"] == "delack")]
         if len(g) and len(d):
-            lo_ack, lo_del = float(_per_phase(g, "sync").min()), float(_per_phase(d, "sync").min())
+            lo_ack, lo_del = float(g["sync"].min()), float(d["sync"].min())
             rows.append(_row(
                 "Table 3.1 (phase)", f"{label}: delayed ACKs lift the phase-locked λ",
                 f"lowest λ over the phase, {span}", lo_del - lo_ack, unit="Δλ", agrees=lo_del > lo_ack,
@@ -190,8 +196,6 @@ def ns2_summary(path: Path = NS2_RECORD) -> pd.DataFrame:
     if not Path(path).is_file():
         return pd.DataFrame()
     d = pd.read_csv(path)
-    if "queue" not in d:
-        d["queue"] = "droptail"
     g = d.groupby(["queue", "algorithm", "receiver", "spread_ms"], sort=False)
     return pd.DataFrame({
         "sync": g["sync"].mean(), "sync_min": g["sync"].min(), "sync_max": g["sync"].max(),
@@ -201,12 +205,14 @@ def ns2_summary(path: Path = NS2_RECORD) -> pd.DataFrame:
 
 # ---- the notes' paragraph --------------------------------------------------------------
 
-def _fmt_ns2(s: pd.DataFrame, cc: str, receiver: str, spread: float, queue: str = "droptail") -> str:
+def _fmt_ns2(s: pd.DataFrame, cc: str, receiver: str, spread: float, queue: str = "droptail",
+             with_range: bool = True) -> str:
+    """One cell of the ns-2 record: mean λ over the seeds (and their range), or "–"."""
     r = s[(s["queue"] == queue) & (s["algorithm"] == cc) & (s["receiver"] == receiver) & (s["spread_ms"] == spread)]
     if r.empty:
         return "–"
     r = r.iloc[0]
-    return f"{r['sync']:.3f} ({r['sync_min']:.2f}-{r['sync_max']:.2f})"
+    return f"{r['sync']:.3f}" + (f" ({r['sync_min']:.2f}-{r['sync_max']:.2f})" if with_range else "")
 
 
 #: the part's HS-TCP / S-TCP rows (only in ``--full``), measured once with seeds 1-2 and 400 s runs
@@ -218,14 +224,13 @@ HS_S_SWEEP = (" HS-TCP and S-TCP (the `--full` rows; measured once with seeds 1-
 
 def _ours_sentence(runs: pd.DataFrame | None) -> str:
     """Our recorded phase sweep in a sentence (Reno: the part's reduced size)."""
-    sm = summary(runs) if runs is not None and "part" in runs else pd.DataFrame()
-    reno = sm[sm["algorithm"] == "reno"] if not sm.empty else sm
-    if reno.empty:
+    sm = summary(runs) if runs is not None else pd.DataFrame()
+    if sm.empty:
         return ""
-    ack, dl = reno[reno["receiver"] == "ack"], reno[reno["receiver"] == "delack"]
+    ack, dl = _of(sm, "reno", "ack"), _of(sm, "reno", "delack")
     if ack.empty or dl.empty:
         return ""
-    r = float(np.corrcoef(ack["sync"], ack["noise_drop_share"])[0, 1]) if len(ack) > 2 else float("nan")
+    r = _corr(ack)
     return (f" In our simulator (`ccbench reproduce wei-ch3`, part `phase`, figure `wei_ch3_phase.png`) the same "
             f"sweep gives Reno, an ACK per packet: {ack['sync'].min():.3f}-{ack['sync'].max():.3f} over "
             f"{len(ack)} phases (the study's path, +0 µs: {float(ack['sync'].iloc[0]):.3f}); delayed ACKs: "
@@ -284,7 +289,7 @@ def _red_note(s: pd.DataFrame) -> str:
         return ""
 
     def row(q: str) -> str:
-        return " / ".join(_fmt_ns2(s, cc, "ack", 0.0, q).split(" ")[0] for cc in W.ALGORITHMS)
+        return " / ".join(_fmt_ns2(s, cc, "ack", 0.0, q, with_range=False) for cc in W.ALGORITHMS)
 
     thesis = " / ".join(f"{W.PAPER[(cc, 'red')]:.2f}" for cc in W.ALGORITHMS)
     parts = [f"* **RED in ns-2 (the same record, an ACK per packet, equal delays; Reno / HS-TCP / S-TCP).** "

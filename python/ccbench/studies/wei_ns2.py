@@ -195,6 +195,7 @@ def measure(run: Ns2Run) -> dict:
     """Runs ns-2 once and returns λ (the study's counting), the noise's share of the drops,
     events, TCP goodput and Jain's index over the TCP flows after the warm-up."""
     from ccbench.analysis._common import AnalysisError
+    from ccbench.analysis.goodput import jain_index
     from ccbench.analysis.losses import loss_sync_rate
 
     if not available():
@@ -217,13 +218,17 @@ def measure(run: Ns2Run) -> dict:
         sync, events = float("nan"), 0
     span = run.duration_s - run.warmup_s
     good = (np.array(acks["end"]) - np.array(acks["warmup"])) * PAYLOAD_BYTES * 8 / span
+    try:
+        jain = jain_index(good)
+    except AnalysisError:  # every flow stalled: the index is undefined
+        jain = float("nan")
     return {
         "algorithm": run.algorithm, "queue": run.queue, "receiver": run.receiver, "spread_ms": run.spread_ms, "seed": run.seed,
         "n_flows": run.n_flows, "duration_s": run.duration_s, "sync": sync,
         "events": events, "drops": len(drops),
         "noise_drop_share": float((~drops["flow"].str.startswith("tcp")).mean()) if len(drops) else float("nan"),
         "tcp_goodput_mbps": float(good.sum() / 1e6),
-        "jain": float(good.sum() ** 2 / (len(good) * (good ** 2).sum())) if (good ** 2).sum() > 0 else float("nan"),
+        "jain": jain,
     }
 
 
