@@ -297,10 +297,10 @@ pub struct TcpReceiver {
     /// `tp->rcv_ssthresh`: the window may open this far; grows per segment.
     rcv_ssthresh: u64,
     /// `tp->rcvq_space`: most bytes read in one receiver RTT so far, and where and
-    /// when the current measurement started (`None` before the first read).
+    /// when the current measurement started (the first one at ESTABLISHED).
     rcvq_space: u64,
     rcvq_seq: u64,
-    rcvq_time: Option<Nanos>,
+    rcvq_time: Nanos,
 
     // SACK compression.
     compressed_ack: u32,
@@ -362,7 +362,15 @@ impl TcpReceiver {
             rcv_ssthresh: 0,
             rcvq_space: 0,
             rcvq_seq: 0,
-            rcvq_time: None,
+            // `tcp_init_buffer_space` opens the first measurement at ESTABLISHED, and
+            // ccemu's probes (whose kernel runs this models) connect at the run's start,
+            // before any data: so the first adjust comes with the first read after the
+            // receiver's first RTT sample, the first segment of the second flight. From
+            // the first read instead, a sample 1 ms above the flight spacing (timestamps
+            // are whole ms) pushed every later measurement into mid-flight, and the
+            // buffer grew late for some flows (ten CUBIC flows: 4 of 10, then delayed
+            // ACKs in their 4th round where the kernel's ACK every segment).
+            rcvq_time: 0,
             compressed_ack: 0,
             compressed_ack_rcv_nxt: 0,
             dup_ack_counter: 0,

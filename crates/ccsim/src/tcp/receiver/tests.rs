@@ -850,3 +850,37 @@ fn small_segments_grow_the_window_by_two_advmss() {
     let steps: Vec<u64> = windows.windows(2).map(|w| w[1] - w[0]).collect();
     assert_eq!(steps, vec![2 * MSS; 3]);
 }
+
+#[test]
+fn autotuning_measures_flight_by_flight_from_establishment() {
+    // Ten CUBIC flows through ccemu (Linux 6.18, tcp_rcv_space_adjust and
+    // tcp_rcvbuf_grow traced): the first measurement opens at ESTABLISHED, so the
+    // first adjust comes with the read of the first segment that carries an RTT
+    // sample (the second flight's first: the initial window echoes no ACK yet), and
+    // every later one a flight apart. All ten flows' buffers grew at segments 31, 71
+    // and 151 (1-based) to 244,316, 556,032 and 1,112,064 bytes. Timestamp samples
+    // are whole ms, so the first ones can read above the flights' spacing: here
+    // flights of 10, 20, 40, 80, 160 segments 0.12 ms apart arrive 50.6 ms apart (the
+    // RTT), and the first five samples read 51 ms. Measured from the first read, the
+    // first adjust waited for the fifth segment of the second flight, and the buffer
+    // then grew to 278,016 bytes at segment 31.
+    let cfg = ReceiverConfig { rcvbuf_bytes: 6 << 20, ..ReceiverConfig::default() };
+    let mut r = TcpReceiver::new(cfg);
+    let mut rcvbuf = r.sk_rcvbuf;
+    let (mut seq, mut grew) = (0u64, Vec::new());
+    for flight in 0..5u64 {
+        let start = T0 + flight * 50_600 * NS_PER_US_TEST;
+        for j in 0..(10u64 << flight) {
+            let now = start + j * 120 * NS_PER_US_TEST;
+            let tsecr = if flight == 0 { 0 } else { now - 50_600 * NS_PER_US_TEST };
+            r.on_segment(now, &Segment { seq: seq * MSS, len: MSS as u32, tsval: now - 25 * MS, tsecr, ..Segment::default() }, false);
+            acks(&mut r, now);
+            seq += 1;
+            if r.sk_rcvbuf != rcvbuf {
+                rcvbuf = r.sk_rcvbuf;
+                grew.push((seq, rcvbuf));
+            }
+        }
+    }
+    assert_eq!(grew, vec![(31, 244_316), (71, 556_032), (151, 1_112_064)], "(segment, sk_rcvbuf) at each growth");
+}

@@ -86,12 +86,7 @@ impl TcpReceiver {
     /// `tcp_rcv_space_adjust`, after the application read: once per receiver RTT,
     /// if it read more in the last RTT than in any before, let the buffer grow.
     pub(super) fn rcv_space_adjust(&mut self, now: Nanos) {
-        let Some(t0) = self.rcvq_time else {
-            // The first read opens the first measurement (Linux: at ESTABLISHED).
-            self.rcvq_time = Some(now);
-            self.rcvq_seq = self.copied_seq;
-            return;
-        };
+        let t0 = self.rcvq_time;
         if self.rcv_rtt8 == 0 || now.saturating_sub(t0) < self.rcv_rtt8 / 8 {
             return;
         }
@@ -103,7 +98,7 @@ impl TcpReceiver {
             self.rcvbuf_grow(old);
         }
         self.rcvq_seq = self.copied_seq;
-        self.rcvq_time = Some(now);
+        self.rcvq_time = now;
     }
 
     /// `tcp_rcvbuf_grow(sk, newval)` as of Linux 6.18 ("tcp: fix too slow
