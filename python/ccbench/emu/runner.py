@@ -328,7 +328,8 @@ def emulate(
     ``bottleneck_down`` / ``bottleneck_up``) writes the kernel's packets as they leave
     the bottleneck, with wall-clock timestamps; ``run.meta["pcap"]`` lists them.
     """
-    config = scenario.to_sim_config(seed=seed)
+    # the kernel hosts stagger their own senders: no simulated stagger on top
+    config = scenario.to_sim_config(seed=seed, stagger_starts=False)
     _check_pcap(pcap)
     source = ip3.source_of(scenario, traffic_source)
     info = system.require()

@@ -29,6 +29,11 @@ bottleneck's one-way delay), ``buffer`` (``"<x>bdp"`` in whole packets of 1500 B
 scenario key ``run.start_jitter``: on the simulator always, where it stands for the real
 start spread of processes opening connections; on the emulator only in the mixes with a
 timer-driven message flow, :data:`TIMER_MIXES`; not part of the name),
+``start_stagger`` (simulator only, scenario key ``run.start_stagger``: in the mixes whose
+bulk flows start together, :data:`TOGETHER_MIXES`, they begin one after another this far
+apart in an order drawn from the seed, as the kernel host starts its senders, and
+``start_jitter`` is not applied there: a uniform spread would undo the staircase; not
+part of the name),
 ``reps`` (this row's repetitions instead of the matrix's: rows whose per-flow split is
 decided by start-up chance need more to pin a mean; ``--reps`` overrides every row).
 """
@@ -62,9 +67,9 @@ MIXES = {
 #: mixes whose flows share path and start: compared by goodput rank, not by name
 EXCHANGEABLE_MIXES = ("10-together",)
 AQMS = ("droptail", "red", "codel", "fq_codel", "pie")
-FIELDS = ("name", "rate", "rtt", "buffer", "mix", "cc", "aqm", "duration", "start_jitter", "reps")
+FIELDS = ("name", "rate", "rtt", "buffer", "mix", "cc", "aqm", "duration", "start_jitter", "start_stagger", "reps")
 DEFAULTS = {"rate": "10Mbit", "rtt": "40ms", "buffer": "1bdp", "mix": "1", "cc": "cubic", "aqm": "droptail",
-            "start_jitter": "0s"}
+            "start_jitter": "0s", "start_stagger": "0s"}
 TOP_KEYS = ("description", "reps", "duration", "defaults", "axes", "rows", "full")
 
 
@@ -86,6 +91,7 @@ class MatrixRow:
     aqm: str
     duration: str
     start_jitter: str = "0s"
+    start_stagger: str = "0s"
     reps: Optional[int] = None  # None: the matrix's
 
     @property
@@ -134,7 +140,14 @@ class MatrixRow:
         # kernel's samples show, were off on a 10 ms grid
         sample = "1ms" if backend == "sim" else "10ms"
         run: dict[str, Any] = {"duration": self.duration, "seed": 1, "state_sample": sample}
-        if parse_duration(self.start_jitter) > 0 and (backend == "sim" or self.mix in TIMER_MIXES):
+        staggered = backend == "sim" and self.mix in TOGETHER_MIXES and parse_duration(self.start_stagger) > 0
+        if staggered:
+            # the kernel host wakes the senders told to start together one after
+            # another (0.10-0.13 ms apart through ccemu, in no fixed order): a uniform
+            # spread of a few ms gives later flows too little queue in their first RTT
+            # sample, HyStart's delay_min, and they leave slow start a round early
+            run["start_stagger"] = self.start_stagger
+        elif parse_duration(self.start_jitter) > 0 and (backend == "sim" or self.mix in TIMER_MIXES):
             # The emulator's message sources write on a timer in absolute time, so
             # without it every kernel repetition puts the CBR flow at the same phase
             # against the bulk flow's ACK clock, and at a full drop-tail queue that
@@ -164,6 +177,8 @@ class MatrixRow:
 #: Mixes with a timer-driven message flow, whose emulated repetitions draw their start
 #: (hence the timer's phase) like the simulator's.
 TIMER_MIXES = ("udp-cbr", "tcp-cbr")
+#: mixes whose bulk flows all start at once (``start_stagger`` applies)
+TOGETHER_MIXES = ("4-rtt", "10-together")
 
 
 def _tcp(name: str, cc: str, app: dict, start: str = "0s", pair: Optional[int] = None) -> dict[str, Any]:
@@ -240,7 +255,7 @@ def _check_value(key: str, value: Any, where: str) -> Any:
         elif key in ("rtt", "duration"):
             if parse_duration(v) <= 0:
                 raise ValueError
-        elif key == "start_jitter":
+        elif key in ("start_jitter", "start_stagger"):
             if parse_duration(v) < 0:
                 raise ValueError
         elif key == "buffer":
@@ -258,7 +273,7 @@ def _check_value(key: str, value: Any, where: str) -> Any:
         raise
     except (ValueError, TypeError, ScenarioError):
         accepted = {"rate": 'a rate > 0 like "10Mbit"', "rtt": 'a duration > 0 like "40ms"', "duration": 'a duration > 0 like "20s"',
-                    "start_jitter": 'a duration >= 0 like "2ms"',
+                    "start_jitter": 'a duration >= 0 like "2ms"', "start_stagger": 'a duration >= 0 like "120us"',
                     "buffer": '"<x>bdp" (packets), "<x>bdp:bytes", or a limit like "100pkt" / "64KB"'}[key]
         raise MatrixError(f"{where}.{key}: {value!r} is not accepted (accepted: {accepted})") from None
     return v

@@ -20,8 +20,10 @@ if TYPE_CHECKING:
 __all__ = ["to_sim_config"]
 
 
-def to_sim_config(scn: "Scenario", seed: Optional[int] = None) -> dict[str, Any]:
-    """The ``SimConfig`` dict for one run; ``seed`` defaults to ``[run] seed``."""
+def to_sim_config(scn: "Scenario", seed: Optional[int] = None, *, stagger_starts: bool = True) -> dict[str, Any]:
+    """The ``SimConfig`` dict for one run; ``seed`` defaults to ``[run] seed``.
+    ``stagger_starts=False`` leaves out ``[run] start_stagger`` (the emulator's hosts
+    stagger their senders by themselves)."""
     run = scn.run
     if seed is None:
         seed = run.seed
@@ -32,6 +34,8 @@ def to_sim_config(scn: "Scenario", seed: Optional[int] = None) -> dict[str, Any]
     topo = scn.topology
     topology = topo.to_json(scn.pairs or 1) if isinstance(topo, Dumbbell) else topo.to_json()
     flows = apply_workload(scn, _flows_json(scn), seed)
+    if stagger_starts and run.start_stagger > 0:
+        _stagger_starts(flows, run.start_stagger, seed)
     if run.start_jitter > 0:
         _jitter_starts(flows, run.start_jitter, seed)
     return {
@@ -45,6 +49,34 @@ def to_sim_config(scn: "Scenario", seed: Optional[int] = None) -> dict[str, Any]
     }
 
 
+def _stagger_starts(flows: list[dict[str, Any]], stagger_ns: int, seed: int) -> None:
+    """``[run] start_stagger``: flows that share a start time take consecutive slots of
+    ``stagger`` each, in an order drawn from the run seed (its own stream), and start
+    at a uniform point of their slot. A host starts its senders one at a time: through
+    ccemu, ten kernel flows told to start together sent their first data 0.10-0.13 ms
+    apart on average, in no fixed order and now and then two at once (the probe's
+    processes woken together, two cores serving them in turn)."""
+    import random
+
+    rng = random.Random(f"start_stagger/{seed}")
+    groups: dict[int, list[dict[str, Any]]] = {}
+    for f in flows:
+        groups.setdefault(f["start_ns"], []).append(f)
+    for start in sorted(groups):
+        group = groups[start]
+        if len(group) < 2:
+            continue  # a lone start is not staggered
+        rng.shuffle(group)
+        for slot, f in enumerate(group):
+            _delay_start(f, int((slot + rng.random()) * stagger_ns))
+
+
+def _delay_start(flow: dict[str, Any], by_ns: int) -> None:
+    flow["start_ns"] += by_ns
+    if "stop_ns" in flow:
+        flow["stop_ns"] = max(flow["stop_ns"], flow["start_ns"] + 1)
+
+
 def _jitter_starts(flows: list[dict[str, Any]], jitter_ns: int, seed: int) -> None:
     """``[run] start_jitter``: each flow starts a uniform [0, jitter) later, drawn from
     the run seed (its own stream, so the simulator's other draws are unchanged)."""
@@ -52,9 +84,7 @@ def _jitter_starts(flows: list[dict[str, Any]], jitter_ns: int, seed: int) -> No
 
     rng = random.Random(f"start_jitter/{seed}")
     for f in flows:
-        f["start_ns"] += int(rng.random() * jitter_ns)
-        if "stop_ns" in f:
-            f["stop_ns"] = max(f["stop_ns"], f["start_ns"] + 1)
+        _delay_start(f, int(rng.random() * jitter_ns))
 
 
 def _flows_json(scn: "Scenario") -> list[dict[str, Any]]:
