@@ -26,8 +26,8 @@ bottleneck's one-way delay), ``buffer`` (``"<x>bdp"`` in whole packets of 1500 B
 (see :data:`MIXES`), ``cc`` (every TCP flow), ``aqm`` (``droptail``, ``red``, ``codel``,
 ``fq_codel``, ``pie``: the buffer is the AQM's limit, ECN off), ``duration``, ``name``,
 ``start_jitter`` (each flow starts up to this much late, drawn from the seed, as the
-scenario key ``run.start_jitter``: on the simulator always, where it stands for the real
-start spread of processes opening connections; on the emulator only in the mixes with a
+scenario key ``run.start_jitter``: on the simulator, where it stands for a flow's random
+phase against the others (except where ``start_stagger`` replaces it); on the emulator only in the mixes with a
 timer-driven message flow, :data:`TIMER_MIXES`; not part of the name),
 ``start_stagger`` (simulator only, scenario key ``run.start_stagger``: in the mixes whose
 bulk flows start together, :data:`TOGETHER_MIXES`, they begin one after another this far

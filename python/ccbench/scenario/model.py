@@ -43,9 +43,9 @@ class Run(Table):
     state_sample: Duration = 10_000_000
     state_on_change: bool = False
     #: Each flow starts up to this much later than its ``start``, uniformly at random
-    #: from the run seed: hosts do not open connections in the same microsecond (ten
-    #: flows started together through ccemu began 0.4-2.8 ms apart, and their HyStart
-    #: exits spread over three rounds; identical starts leave slow start in lock step).
+    #: from the run seed: hosts do not open connections in the same microsecond, and
+    #: identical starts leave slow start in lock step (for flows told to start
+    #: together, ``start_stagger`` models how a host actually spreads them).
     #: The emulator applies it too (its message sources' timer phase, say).
     start_jitter: Duration = 0
     #: Flows that share a start time take consecutive slots of this length, in an order

@@ -86,8 +86,7 @@ impl TcpReceiver {
     /// `tcp_rcv_space_adjust`, after the application read: once per receiver RTT,
     /// if it read more in the last RTT than in any before, let the buffer grow.
     pub(super) fn rcv_space_adjust(&mut self, now: Nanos) {
-        let t0 = self.rcvq_time;
-        if self.rcv_rtt8 == 0 || now.saturating_sub(t0) < self.rcv_rtt8 / 8 {
+        if self.rcv_rtt8 == 0 || now.saturating_sub(self.rcvq_time) < self.rcv_rtt8 / 8 {
             return;
         }
         // Bytes read in the last RTT, less what still waits in the queue (6.16+).
