@@ -126,6 +126,12 @@ pub struct AccessConfig {
     pub pair_delays_ns: Vec<u64>,
     #[serde(default = "default_access_queue")]
     pub queue: QdiscConfig,
+    /// Random delay around the access delay, drawn per packet and per link (each
+    /// direction of each host's access link its own stream): the hosts' stack and
+    /// NIC latency, which keeps real senders from the exact phase lock a
+    /// deterministic network shows (Floyd and Jacobson's phase effects).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub jitter: Option<JitterConfig>,
 }
 
 fn default_access_rate() -> u64 {
@@ -142,6 +148,7 @@ impl Default for AccessConfig {
             delay_ns: 0,
             pair_delays_ns: Vec::new(),
             queue: default_access_queue(),
+            jitter: None,
         }
     }
 }

@@ -77,7 +77,11 @@ impl Network {
         delay_ns: u64,
         access: &AccessConfig,
     ) -> Result<(), ConfigError> {
-        let link = LinkConfig { queue: access.queue.clone(), ..LinkConfig::plain(access.rate_bps, delay_ns) };
+        let link = LinkConfig {
+            queue: access.queue.clone(),
+            jitter: access.jitter.clone(),
+            ..LinkConfig::plain(access.rate_bps, delay_ns)
+        };
         self.add_link(format!("{prefix}_up"), host, router, link.clone(), "topology.access".into())?;
         self.add_link(format!("{prefix}_down"), router, host, link, "topology.access".into())?;
         Ok(())

@@ -164,6 +164,9 @@ def _plan(config: dict, ns: dict[str, str], info_interval_ns: int, source: str =
             "net.ipv6.conf.default.disable_ipv6": "1",
         }
         plan.route_opts[side] = []
+    if topo.get("access", {}).get("jitter"):
+        # the simulator's stand-in for host latency: the kernel hosts have their own
+        plan.ignored.append("topology.access.jitter (the kernel hosts' own stack latency applies)")
     duration = config["duration_ns"]
     for k, f in enumerate(config["flows"]):
         src_side, src_ip = _host(f["src"])

@@ -15,6 +15,9 @@ Dumbbell (the home-gateway picture: servers on the Internet side, clients at hom
     #   down = { trace = "examples/traces/cellular.down" }
     #   down = { schedule = [["0s", "10Mbit"], ["5s", "2Mbit"]], repeat = "10s" }
     access = { rate = "10Gbit", delay = "0ms", pair_delays = ["5ms", "20ms"] }
+    # access jitter: the hosts' stack latency, a random delay around each access
+    # link's delay, per packet, in order (dist/correlation as the bottleneck's jitter):
+    #   access = { delay = "4us", jitter = { sigma = "2500ns", dist = "pareto" } }
 
     Nodes: srv0..srv{N-1}, cli0..cli{N-1}, routers rtr_srv, rtr_cli. "down" is
     srv -> cli (rtr_srv -> rtr_cli is the bottleneck's down link).
@@ -130,6 +133,13 @@ def _queue_text(q: Any) -> str:
     return q.kind
 
 
+class HostJitter(LinkJitter):
+    """Random host latency on an access link: as a link's ``jitter``, but in order by
+    default (a host's stack delays its packets; it does not reorder them)."""
+
+    reorder: bool = False
+
+
 class Access(Table):
     """Links between each host and its router (both directions alike)."""
 
@@ -139,11 +149,18 @@ class Access(Table):
     pair_delays: list[Duration] = Field(default_factory=list)
     #: Default: the simulator's 100000-packet FIFO (never the bottleneck).
     queue: Optional[Queue] = None
+    #: Random delay around ``delay``, per packet, each direction of each host's link
+    #: drawing its own: the hosts' stack and NIC latency. Real hosts are never exactly
+    #: in phase; without it, flows whose packets meet a full queue at the same instant
+    #: lose in the same order every run (Floyd and Jacobson's phase effects).
+    jitter: Optional[HostJitter] = None
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"rate_bps": self.rate, "delay_ns": self.delay, "pair_delays_ns": list(self.pair_delays)}
         if self.queue is not None:
             out["queue"] = self.queue.to_json()
+        if self.jitter is not None:
+            out["jitter"] = self.jitter.to_json()
         return out
 
 

@@ -252,6 +252,7 @@ impl Simulation {
                     let mut t = tcp::TcpFlow::new(cfg, f.start_ns, &format!("{field}.transport"), bulk)?;
                     let label = if k == 0 { format!("flow/{}/cc", f.name) } else { format!("flow/{}/cc/{k}", f.name) };
                     t.snd.set_rng(rng::stream(seed, &label));
+                    t.rcv.set_jiffy_clock(cfg.kernel_hz, kernel_tick_phase(seed, cfg.kernel_hz));
                     conns.push(t);
                 }
                 Transport::Tcp(Box::new(tcp::TcpGroup::new(conns, f.scheduler, f.split)))
@@ -804,9 +805,33 @@ pub struct Finished {
 }
 
 /// Builds and runs a simulation from its JSON config (the form Python sends).
+/// Where a run's kernel timer ticks fall within a tick: one phase for every host, as
+/// the emulator's network namespaces share one kernel (and its jiffies), drawn from
+/// the seed because a run starts at no particular point of the tick.
+fn kernel_tick_phase(seed: u64, hz: u32) -> Nanos {
+    use rand::Rng as _;
+    let tick = crate::time::NS_PER_SEC / hz.max(1) as Nanos;
+    rng::stream(seed, "kernel/tick_phase").random_range(0..tick)
+}
+
 pub fn run_json(json: &str, progress: &mut dyn FnMut(f64) -> bool) -> Result<(Simulation, RunStats), ConfigError> {
     let cfg: SimConfig = serde_json::from_str(json).map_err(|e| ConfigError::new("scenario", e.to_string()))?;
     let mut sim = Simulation::new(&cfg)?;
     let stats = sim.run(progress);
     Ok((sim, stats))
+}
+
+#[cfg(test)]
+mod tick_tests {
+    use super::kernel_tick_phase;
+
+    #[test]
+    fn the_kernel_tick_phase_is_drawn_from_the_seed_within_one_tick() {
+        let phases: Vec<u64> = (1..=50).map(|s| kernel_tick_phase(s, 250)).collect();
+        assert!(phases.iter().all(|&p| p < 4_000_000), "within one 4 ms tick");
+        assert_eq!(kernel_tick_phase(7, 250), kernel_tick_phase(7, 250), "same seed, same phase");
+        let distinct: std::collections::BTreeSet<_> = phases.iter().map(|p| p / 400_000).collect();
+        assert!(distinct.len() >= 8, "50 seeds spread over the tick: {distinct:?}");
+        assert!(kernel_tick_phase(3, 1000) < 1_000_000);
+    }
 }

@@ -162,6 +162,14 @@ pub struct ReceiverConfig {
     /// the RTO that caps `ato`. `None`: no sample (we simulate no handshake), so
     /// RTO = 1 s as for a socket without one.
     pub srtt_ns: Option<Nanos>,
+    /// The kernel's timer tick (`1 s / CONFIG_HZ`); 0 fires the delayed-ACK timer at
+    /// its exact time instead. Linux's `icsk_delack_timer` is a jiffies timer
+    /// (`sk_reset_timer(.., jiffies + ato)`): it fires on a tick, from just over
+    /// `ato - 1 tick` to `ato` after it was armed, as the tick falls.
+    pub jiffy_ns: Nanos,
+    /// Where the ticks fall: at `jiffy_phase_ns + k * jiffy_ns`. A run's kernel
+    /// ticks at a phase its packets do not know, drawn from the seed.
+    pub jiffy_phase_ns: Nanos,
 }
 
 impl Default for ReceiverConfig {
@@ -184,6 +192,8 @@ impl Default for ReceiverConfig {
             comp_sack_nr: 44,
             comp_sack_delay_ns: NS_PER_MS,
             srtt_ns: None,
+            jiffy_ns: 0,
+            jiffy_phase_ns: 0,
         }
     }
 }
@@ -330,6 +340,13 @@ pub struct TcpReceiver {
 
 impl TcpReceiver {
     /// The passive side's handshake sample (SYN-ACK to ACK, `tcp_synack_rtt_meas`).
+    /// Runs the delayed-ACK timer on a kernel tick of `hz` per second, the ticks
+    /// falling at `phase_ns` past each multiple of the tick (see `jiffy_ns`).
+    pub fn set_jiffy_clock(&mut self, hz: u32, phase_ns: Nanos) {
+        self.cfg.jiffy_ns = crate::time::NS_PER_SEC / hz.max(1) as Nanos;
+        self.cfg.jiffy_phase_ns = phase_ns;
+    }
+
     pub fn set_handshake_srtt(&mut self, srtt_ns: Nanos) {
         self.cfg.srtt_ns = Some(srtt_ns.max(1));
     }

@@ -34,7 +34,7 @@ impl TcpReceiver {
             ato = ato.min(max_ato);
         }
         ato = ato.min(self.cfg.delack_max_ns);
-        let mut timeout = now + ato;
+        let mut timeout = self.tick_timeout(now, ato);
         if let Some(old) = self.delack_at {
             // "If delack timer is about to expire, send ACK now."
             if old <= now + ato / 4 {
@@ -46,6 +46,21 @@ impl TcpReceiver {
         }
         self.ack_scheduled = true;
         self.delack_at = Some(timeout);
+    }
+
+    /// When a jiffies timer armed at `now` for `ato` fires: `jiffies + ato` in whole
+    /// ticks (Linux keeps `ato` in jiffies), on the tick; exactly `now + ato` without
+    /// a tick.
+    pub(super) fn tick_timeout(&self, now: Nanos, ato: Nanos) -> Nanos {
+        let j = self.cfg.jiffy_ns;
+        if j == 0 {
+            return now + ato;
+        }
+        let phase = self.cfg.jiffy_phase_ns % j;
+        // ticks since the one at `phase - j` (so that times before `phase` count too)
+        let jiffies_now = (now + j - phase) / j;
+        let ato_jiffies = ((ato + j / 2) / j).max(1);
+        (jiffies_now + ato_jiffies) * j + phase - j
     }
 
     /// `tcp_receive_window`: what is left of the last advertised window.

@@ -884,3 +884,32 @@ fn autotuning_measures_flight_by_flight_from_establishment() {
     }
     assert_eq!(grew, vec![(31, 244_316), (71, 556_032), (151, 1_112_064)], "(segment, sk_rcvbuf) at each growth");
 }
+
+#[test]
+fn delayed_ack_timer_fires_on_the_kernel_tick() {
+    // HZ = 250: ticks every 4 ms, falling 1 ms past each multiple of 4 ms here.
+    let tick = 4 * MS;
+    let phase = MS;
+    for offset_us in [0u64, 1, 1_000, 2_500, 3_999] {
+        let (mut r, last) = warmed(ReceiverConfig::default());
+        r.set_jiffy_clock(250, phase);
+        // a lone segment after a pause longer than ato: ato stays 40 ms (10 ticks)
+        let now = (last + 85 * MS) / tick * tick + phase + offset_us * NS_PER_US_TEST;
+        r.on_segment(now, &seg_at(now, 16), false);
+        assert!(acks(&mut r, now).is_empty());
+        let fire = r.next_timer().expect("delayed-ACK timer armed");
+        // `jiffies + ato`: on a tick, from just over 36 ms to 40 ms after arming
+        assert_eq!((fire - phase) % tick, 0, "armed {offset_us} us into a tick: fires at {fire}, not on a tick");
+        assert_eq!(fire, now - offset_us * NS_PER_US_TEST + 40 * MS, "armed {offset_us} us into a tick");
+        assert!(r.poll_ack(fire - 1).is_none());
+        assert_eq!(r.poll_ack(fire).expect("delayed ACK").ack, 17 * MSS);
+    }
+}
+
+#[test]
+fn delayed_ack_timer_without_a_tick_fires_exactly_ato_later() {
+    let (mut r, last) = warmed(ReceiverConfig { jiffy_ns: 0, jiffy_phase_ns: 1_234_567, ..ReceiverConfig::default() });
+    let now = last + 85 * MS + 777;
+    r.on_segment(now, &seg_at(now, 16), false);
+    assert_eq!(r.next_timer(), Some(now + 40 * MS));
+}
