@@ -24,6 +24,22 @@ pub fn tx_time_ns(bytes: u32, rate_bps: u64) -> Nanos {
     }
 }
 
+/// When a kernel jiffies timer armed at `now` for `delay` fires, the ticks falling at
+/// `phase + k * jiffy`: Linux arms a `timer_list` for `jiffies + delay` (the delay in
+/// whole ticks, rounded up), so it fires on that tick, from just over `delay - 1 tick`
+/// to `delay` after it was armed, as the current tick falls. `jiffy = 0`: exactly
+/// `now + delay`.
+#[inline]
+pub fn jiffies_timer(now: Nanos, delay: Nanos, jiffy: Nanos, phase: Nanos) -> Nanos {
+    if jiffy == 0 {
+        return now + delay;
+    }
+    let phase = phase % jiffy;
+    // ticks since the one at `phase - jiffy`, so that times before `phase` count too
+    let jiffies_now = (now + jiffy - phase) / jiffy;
+    (jiffies_now + delay.div_ceil(jiffy).max(1)) * jiffy + phase - jiffy
+}
+
 /// Converts nanoseconds to seconds for the output tables.
 #[inline]
 pub fn secs(t: Nanos) -> f64 {

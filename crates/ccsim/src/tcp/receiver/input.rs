@@ -247,14 +247,19 @@ impl TcpReceiver {
             self.incr_quickack(self.cfg.quickack_segments);
             self.ato = self.cfg.delack_min_ns;
         } else {
-            // Adapt ato to the inter-arrival time m.
-            let m = now.saturating_sub(self.lrcvtime);
-            let half_min = self.cfg.delack_min_ns / 2;
+            // Adapt ato to the inter-arrival time m. On a kernel tick, in whole
+            // jiffies as Linux keeps them (`tcp_jiffies32 - lrcvtime`, halving
+            // rounds down); without one, in nanoseconds.
+            let j = self.cfg.jiffy_ns.max(1);
+            let ticks = |t: Nanos| (t + j - self.cfg.jiffy_phase_ns % j) / j;
+            let m = (ticks(now) - ticks(self.lrcvtime.min(now))) * j;
+            let half_min = self.cfg.delack_min_ns / j / 2 * j;
+            let rto = self.rto().div_ceil(j) * j;
             if m <= half_min {
-                self.ato = self.ato / 2 + half_min;
+                self.ato = self.ato / j / 2 * j + half_min;
             } else if m < self.ato {
-                self.ato = (self.ato / 2 + m).min(self.rto());
-            } else if m > self.rto() {
+                self.ato = (self.ato / j / 2 * j + m).min(rto);
+            } else if m > rto {
                 // "Too long gap. Apparently sender failed to restart window, so
                 // that we send ACKs quickly."
                 self.incr_quickack(self.cfg.quickack_segments);

@@ -48,19 +48,10 @@ impl TcpReceiver {
         self.delack_at = Some(timeout);
     }
 
-    /// When a jiffies timer armed at `now` for `ato` fires: `jiffies + ato` in whole
-    /// ticks (Linux keeps `ato` in jiffies), on the tick; exactly `now + ato` without
-    /// a tick.
+    /// When the delayed-ACK timer armed at `now` for `ato` fires: on the kernel tick
+    /// (Linux keeps `ato` in jiffies), or exactly `now + ato` without a tick.
     pub(super) fn tick_timeout(&self, now: Nanos, ato: Nanos) -> Nanos {
-        let j = self.cfg.jiffy_ns;
-        if j == 0 {
-            return now + ato;
-        }
-        let phase = self.cfg.jiffy_phase_ns % j;
-        // ticks since the one at `phase - j` (so that times before `phase` count too)
-        let jiffies_now = (now + j - phase) / j;
-        let ato_jiffies = ((ato + j / 2) / j).max(1);
-        (jiffies_now + ato_jiffies) * j + phase - j
+        crate::time::jiffies_timer(now, ato, self.cfg.jiffy_ns, self.cfg.jiffy_phase_ns)
     }
 
     /// `tcp_receive_window`: what is left of the last advertised window.

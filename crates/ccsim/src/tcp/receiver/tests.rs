@@ -913,3 +913,27 @@ fn delayed_ack_timer_without_a_tick_fires_exactly_ato_later() {
     r.on_segment(now, &seg_at(now, 16), false);
     assert_eq!(r.next_timer(), Some(now + 40 * MS));
 }
+
+#[test]
+fn on_the_kernel_tick_ato_is_kept_in_whole_jiffies_as_linux_does() {
+    // After a missed delayed ACK (ato 40 -> 80 ms) the next segment, 41 ms after the
+    // last, keeps it at 20 ticks of 4 ms (`(ato >> 1) + m`, m = 10 ticks); closely
+    // spaced segments then halve it back toward TCP_ATO_MIN in integer jiffies
+    // (`(ato >> 1) + TCP_ATO_MIN / 2`): 15, 12, 11, 10 ticks. In nanoseconds it would
+    // be 81, 60.5, 50.25, 45.1 ms and never reach 40.
+    let (mut r, last) = warmed(ReceiverConfig::default());
+    r.set_jiffy_clock(250, 0);
+    let now = last + 85 * MS;
+    r.on_segment(now, &seg_at(now, 16), false);
+    let fire = r.next_timer().unwrap();
+    r.poll_ack(fire).expect("delayed ACK");
+    assert_eq!(r.ato(), 80 * MS);
+    let mut seen = Vec::new();
+    for i in 17..22 {
+        let t = fire + (i - 16) * MS;
+        r.on_segment(t, &seg_at(t, i), false);
+        acks(&mut r, t);
+        seen.push(r.ato() / MS);
+    }
+    assert_eq!(seen, vec![80, 60, 48, 44, 40]);
+}
