@@ -34,7 +34,8 @@ pub fn jiffies_timer(now: Nanos, delay: Nanos, jiffy: Nanos, phase: Nanos) -> Na
     if jiffy == 0 {
         return now + delay;
     }
-    let phase = phase % jiffy;
+    // callers keep the phase within a tick: a compare, not a division, per call
+    let phase = if phase < jiffy { phase } else { phase % jiffy };
     // ticks since the one at `phase - jiffy`, so that times before `phase` count too
     let jiffies_now = (now + jiffy - phase) / jiffy;
     (jiffies_now + delay.div_ceil(jiffy).max(1)) * jiffy + phase - jiffy

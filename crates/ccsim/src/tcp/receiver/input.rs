@@ -250,15 +250,20 @@ impl TcpReceiver {
             // Adapt ato to the inter-arrival time m. On a kernel tick, in whole
             // jiffies as Linux keeps them (`tcp_jiffies32 - lrcvtime`, halving
             // rounds down); without one, in nanoseconds.
-            let j = self.cfg.jiffy_ns.max(1);
-            let ticks = |t: Nanos| (t + j - self.cfg.jiffy_phase_ns % j) / j;
-            let m = (ticks(now) - ticks(self.lrcvtime.min(now))) * j;
-            let half_min = self.cfg.delack_min_ns / j / 2 * j;
-            let rto = self.rto().div_ceil(j) * j;
+            let j = self.cfg.jiffy_ns;
+            let m = if j == 0 {
+                now.saturating_sub(self.lrcvtime)
+            } else {
+                let ticks = |t: Nanos| (t + j - self.cfg.jiffy_phase_ns) / j;
+                (ticks(now) - ticks(self.lrcvtime.min(now))) * j
+            };
+            let (half_min, rto) = (self.ato_half_min, self.ato_rto);
+            // ato is a whole number of ticks: halving it rounds down to one
+            let half_ato = if j == 0 { self.ato / 2 } else { self.ato / j / 2 * j };
             if m <= half_min {
-                self.ato = self.ato / j / 2 * j + half_min;
+                self.ato = half_ato + half_min;
             } else if m < self.ato {
-                self.ato = (self.ato / j / 2 * j + m).min(rto);
+                self.ato = (half_ato + m).min(rto);
             } else if m > rto {
                 // "Too long gap. Apparently sender failed to restart window, so
                 // that we send ACKs quickly."

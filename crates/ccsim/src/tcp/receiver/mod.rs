@@ -286,6 +286,11 @@ pub struct TcpReceiver {
     delack_at: Option<Nanos>,
     /// Delayed-ACK timeout estimate; 0 until the first data segment.
     ato: Nanos,
+    /// `TCP_ATO_MIN / 2` and the RTO that bound `ato`'s adaptation, in whole ticks
+    /// when the timer runs on one (`refresh_ato_bounds`: kept out of the per-segment
+    /// path).
+    ato_half_min: Nanos,
+    ato_rto: Nanos,
     /// Arrival time of the last in-order data segment (`lrcvtime`).
     lrcvtime: Nanos,
     /// Quick ACKs left.
@@ -344,11 +349,21 @@ impl TcpReceiver {
     /// falling at `phase_ns` past each multiple of the tick (see `jiffy_ns`).
     pub fn set_jiffy_clock(&mut self, hz: u32, phase_ns: Nanos) {
         self.cfg.jiffy_ns = crate::time::NS_PER_SEC / hz.max(1) as Nanos;
-        self.cfg.jiffy_phase_ns = phase_ns;
+        self.cfg.jiffy_phase_ns = phase_ns % self.cfg.jiffy_ns;
+        self.refresh_ato_bounds();
     }
 
     pub fn set_handshake_srtt(&mut self, srtt_ns: Nanos) {
         self.cfg.srtt_ns = Some(srtt_ns.max(1));
+        self.refresh_ato_bounds();
+    }
+
+    /// `TCP_ATO_MIN / 2` rounded down and the RTO rounded up to whole ticks (Linux
+    /// keeps both in jiffies); unchanged in nanoseconds without a tick.
+    fn refresh_ato_bounds(&mut self) {
+        let j = self.cfg.jiffy_ns.max(1);
+        self.ato_half_min = self.cfg.delack_min_ns / j / 2 * j;
+        self.ato_rto = self.rto().div_ceil(j) * j;
     }
 
     pub fn new(cfg: ReceiverConfig) -> Self {
@@ -369,6 +384,8 @@ impl TcpReceiver {
             ack_pushed: false,
             delack_at: None,
             ato: 0,
+            ato_half_min: 0,
+            ato_rto: 0,
             lrcvtime: 0,
             quick: 0,
             rcv_mss: 0,
@@ -405,6 +422,7 @@ impl TcpReceiver {
         };
         r.init_window();
         r.initialize_rcv_mss();
+        r.refresh_ato_bounds();
         r
     }
 

@@ -35,8 +35,7 @@ impl TcpReceiver {
                 if self.ack_scheduled {
                     // "Delayed ACK missed: inflate ATO": the sender is slower than we
                     // guessed, wait longer next time (bounded by the RTO).
-                    let j = self.cfg.jiffy_ns.max(1);
-                    self.ato = (self.ato * 2).min(self.rto().div_ceil(j) * j);
+                    self.ato = (self.ato * 2).min(self.ato_rto);
                     self.send_ack(now);
                 }
             }
