@@ -17,9 +17,11 @@ pytestmark = needs_core
 def table3():
     from ccbench.studies import brosh_droptail as bd
 
-    # 60 s of VoIP per run, seeds 1-4 (the study's reduced size is 60 s x 1 seed; with two
-    # seeds the p95 at 10 and 15 web flows swapped places with a simulator change).
-    return bd.table(bd.WEB_FLOWS, ("packet", "byte"), measure_s=60.0, seeds=(1, 2, 3, 4))
+    # 60 s of VoIP per run, seeds 1-8 (the study's reduced size is 60 s x 1 seed; with two
+    # seeds, and again with four, the p95 at 10 and 15 web flows swapped places with a
+    # simulator change: one seed's p95 of a 60 s run moves by 20 %; eight keep the order
+    # for seeds 1-8 and 3-10 alike).
+    return bd.table(bd.WEB_FLOWS, ("packet", "byte"), measure_s=60.0, seeds=tuple(range(1, 9)))
 
 
 def test_table3_has_every_row_and_prints_next_to_paper(table3):
@@ -27,7 +29,7 @@ def test_table3_has_every_row_and_prints_next_to_paper(table3):
 
     df = table3
     with pd.option_context("display.width", 200, "display.max_columns", 20):
-        print("\nBrosh Table 3 (VoIP), ours (60 s x 4 seeds) vs paper:")
+        print("\nBrosh Table 3 (VoIP), ours (60 s x 8 seeds) vs paper:")
         print(df[["queue", "web_flows"] + [c for k in bd.METRICS for c in (k, f"{k}_paper")]].round(3).to_string(index=False))
     for q in ("packet", "byte"):
         assert sorted(df.loc[df["queue"] == q, "web_flows"]) == list(bd.WEB_FLOWS)
