@@ -36,9 +36,14 @@ pub fn jiffies_timer(now: Nanos, delay: Nanos, jiffy: Nanos, phase: Nanos) -> Na
     }
     // callers keep the phase within a tick: a compare, not a division, per call
     let phase = if phase < jiffy { phase } else { phase % jiffy };
-    // ticks since the one at `phase - jiffy`, so that times before `phase` count too
-    let jiffies_now = (now + jiffy - phase) / jiffy;
-    (jiffies_now + delay.div_ceil(jiffy).max(1)) * jiffy + phase - jiffy
+    (jiffies_at(now, jiffy, phase) + delay.div_ceil(jiffy).max(1)) * jiffy + phase - jiffy
+}
+
+/// The kernel's `jiffies` at `t` (`jiffy > 0`, `phase < jiffy`): ticks counted from the
+/// one at `phase - jiffy`, so that times before `phase` count too.
+#[inline]
+pub fn jiffies_at(t: Nanos, jiffy: Nanos, phase: Nanos) -> u64 {
+    (t + jiffy - phase) / jiffy
 }
 
 /// Converts nanoseconds to seconds for the output tables.

@@ -804,7 +804,6 @@ pub struct Finished {
     pub captures: Vec<(String, String, PcapStats)>,
 }
 
-/// Builds and runs a simulation from its JSON config (the form Python sends).
 /// Where a run's kernel timer ticks fall within a tick: one phase for every host, as
 /// the emulator's network namespaces share one kernel (and its jiffies), drawn from
 /// the seed because a run starts at no particular point of the tick.
@@ -814,6 +813,7 @@ fn kernel_tick_phase(seed: u64, hz: u32) -> Nanos {
     rng::stream(seed, "kernel/tick_phase").random_range(0..tick)
 }
 
+/// Builds and runs a simulation from its JSON config (the form Python sends).
 pub fn run_json(json: &str, progress: &mut dyn FnMut(f64) -> bool) -> Result<(Simulation, RunStats), ConfigError> {
     let cfg: SimConfig = serde_json::from_str(json).map_err(|e| ConfigError::new("scenario", e.to_string()))?;
     let mut sim = Simulation::new(&cfg)?;

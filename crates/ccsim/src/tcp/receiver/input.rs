@@ -254,8 +254,8 @@ impl TcpReceiver {
             let m = if j == 0 {
                 now.saturating_sub(self.lrcvtime)
             } else {
-                let ticks = |t: Nanos| (t + j - self.cfg.jiffy_phase_ns) / j;
-                (ticks(now) - ticks(self.lrcvtime.min(now))) * j
+                let jiffies = |t: Nanos| crate::time::jiffies_at(t, j, self.cfg.jiffy_phase_ns);
+                (jiffies(now) - jiffies(self.lrcvtime.min(now))) * j
             };
             let (half_min, rto) = (self.ato_half_min, self.ato_rto);
             // ato is a whole number of ticks: halving it rounds down to one

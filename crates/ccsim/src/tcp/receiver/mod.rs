@@ -287,7 +287,7 @@ pub struct TcpReceiver {
     /// Delayed-ACK timeout estimate; 0 until the first data segment.
     ato: Nanos,
     /// `TCP_ATO_MIN / 2` and the RTO that bound `ato`'s adaptation, in whole ticks
-    /// when the timer runs on one (`refresh_ato_bounds`: kept out of the per-segment
+    /// when the timer runs on one (`settle_jiffy_clock`: kept out of the per-segment
     /// path).
     ato_half_min: Nanos,
     ato_rto: Nanos,
@@ -344,24 +344,26 @@ pub struct TcpReceiver {
 }
 
 impl TcpReceiver {
-    /// The passive side's handshake sample (SYN-ACK to ACK, `tcp_synack_rtt_meas`).
     /// Runs the delayed-ACK timer on a kernel tick of `hz` per second, the ticks
     /// falling at `phase_ns` past each multiple of the tick (see `jiffy_ns`).
     pub fn set_jiffy_clock(&mut self, hz: u32, phase_ns: Nanos) {
         self.cfg.jiffy_ns = crate::time::NS_PER_SEC / hz.max(1) as Nanos;
-        self.cfg.jiffy_phase_ns = phase_ns % self.cfg.jiffy_ns;
-        self.refresh_ato_bounds();
+        self.cfg.jiffy_phase_ns = phase_ns;
+        self.settle_jiffy_clock();
     }
 
+    /// The passive side's handshake sample (SYN-ACK to ACK, `tcp_synack_rtt_meas`).
     pub fn set_handshake_srtt(&mut self, srtt_ns: Nanos) {
         self.cfg.srtt_ns = Some(srtt_ns.max(1));
-        self.refresh_ato_bounds();
+        self.settle_jiffy_clock();
     }
 
-    /// `TCP_ATO_MIN / 2` rounded down and the RTO rounded up to whole ticks (Linux
-    /// keeps both in jiffies); unchanged in nanoseconds without a tick.
-    fn refresh_ato_bounds(&mut self) {
+    /// Keeps the tick's phase within one tick, and sets `TCP_ATO_MIN / 2` rounded down
+    /// and the RTO rounded up to whole ticks (Linux keeps both in jiffies); in
+    /// nanoseconds without a tick.
+    fn settle_jiffy_clock(&mut self) {
         let j = self.cfg.jiffy_ns.max(1);
+        self.cfg.jiffy_phase_ns %= j;
         self.ato_half_min = self.cfg.delack_min_ns / j / 2 * j;
         self.ato_rto = self.rto().div_ceil(j) * j;
     }
@@ -422,7 +424,7 @@ impl TcpReceiver {
         };
         r.init_window();
         r.initialize_rcv_mss();
-        r.refresh_ato_bounds();
+        r.settle_jiffy_clock();
         r
     }
 
