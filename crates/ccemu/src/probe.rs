@@ -244,15 +244,28 @@ fn rec_send(w: &mut impl Write, msg: u64, t: u64, off: u64, bytes: u32) -> io::R
     w.write_all(&0u32.to_le_bytes())
 }
 
+/// Waits until the socket is writable, or `deadline` passes (then false).
+///
+/// Writable is `POLLOUT`: Linux's `sk_stream_is_writeable`, free send-buffer space at
+/// least half of what is queued (queued <= 2/3 of `sk_sndbuf`). A writer blocked in
+/// `write()` wakes at the same point (`sk_stream_write_space`), and so does one on
+/// poll/epoll: the probe writes as they do. It used to retry on a 50 ms timer
+/// whatever `poll` said, and a retry passes `tcp_sendmsg_locked`'s check as soon as
+/// the queue drops below `sk_sndbuf`, so on send-buffer-limited paths the probe kept
+/// more data queued than an application would.
 fn wait_writable(fd: RawFd, deadline: u64) -> bool {
-    let now = mono_ns();
-    if now >= deadline {
-        return false;
+    loop {
+        let now = mono_ns();
+        if now >= deadline {
+            return false;
+        }
+        let mut pfd = libc::pollfd { fd, events: libc::POLLOUT, revents: 0 };
+        let ms = ((deadline - now) / 1_000_000).clamp(1, 50) as i32;
+        let r = unsafe { libc::poll(&mut pfd, 1, ms) };
+        if r > 0 && pfd.revents & (libc::POLLOUT | libc::POLLERR | libc::POLLHUP) != 0 {
+            return true;
+        }
     }
-    let mut pfd = libc::pollfd { fd, events: libc::POLLOUT, revents: 0 };
-    let ms = ((deadline - now) / 1_000_000).clamp(1, 50) as i32;
-    unsafe { libc::poll(&mut pfd, 1, ms) };
-    true
 }
 
 /// Writes all of `buf` unless `deadline` passes; returns the bytes written.

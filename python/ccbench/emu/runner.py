@@ -204,6 +204,8 @@ def _plan(config: dict, ns: dict[str, str], info_interval_ns: int, source: str =
                 p["cc"] = cc
                 if (tr.get("cc") or {}).get("params"):
                     plan.ignored.append(f"{f['name']}: cc parameters {tr['cc']['params']} (global kernel module parameters)")
+            if tr.get("sndbuf_mode") == "window":
+                plan.ignored.append(f"{f['name']}: sndbuf_mode = 'window' (the kernel's send buffer is Linux's soft limit)")
             if tr.get("tso_autosize") is False:
                 plan.ignored.append(f"{f['name']}: tso_autosize = false (the kernel always builds GSO bursts)")
             if tr.get("nagle") is False:

@@ -154,6 +154,7 @@ _TCP_KEYS: dict[str, str] = {
     "init_cwnd": "init_cwnd",
     "init_ssthresh": "init_ssthresh",
     "sndbuf": "sndbuf_bytes",
+    "sndbuf_mode": "sndbuf_mode",
     "rcvbuf": "rcvbuf_bytes",
     "rcvbuf_initial": "rcvbuf_initial_bytes",
     "moderate_rcvbuf": "moderate_rcvbuf",
@@ -194,6 +195,7 @@ STACKS: dict[str, dict[str, Any]] = {
         "sack": False, "dsack": False, "tlp": False, "frto": False, "delayed_ack": False,
         "init_cwnd": 1, "mss": 1460, "header_bytes": 40, "rto": "rfc6298", "min_rto_ms": 200,
         "fast_recovery": "reno",
+        "sndbuf_mode": "window",  # ns-2's window_: a hard cap on the flight
         "handshake_rtt": False,  # ns-2's agents have no SYN exchange
         "kernel_hz": 100,  # ns-2's timer granularity, tcpTick_ = 10 ms
         "cc": {"name": "reno", "params": {}},
@@ -213,6 +215,12 @@ class Tcp(Table):
     #: congestion avoidance.
     init_ssthresh: Optional[int] = Field(None, ge=1)
     sndbuf: Optional[PositiveSize] = None
+    #: What ``sndbuf`` limits. "linux" (default): Linux's soft limit for an application
+    #: that blocks or polls (``tcp_sendmsg_locked`` checks the buffer only when a write
+    #: needs a new skb, so what the window can send at once passes a full buffer, and a
+    #: refused writer resumes when 2/3 of it are free). "window": a hard cap on
+    #: unacknowledged data, the W_max of the analytical models and ns-2's ``window_``.
+    sndbuf_mode: Optional[Literal["linux", "window"]] = None
     #: Largest receive buffer (Linux ``tcp_rmem[2]``: 32 MiB since 6.18). Buffer
     #: memory, as in Linux: the window it allows is rcv_scaling_ratio/256 of it.
     rcvbuf: Optional[PositiveSize] = None

@@ -22,6 +22,21 @@ pub enum RecoveryMode {
     RateHalving,
 }
 
+/// What the send buffer (`sndbuf_bytes`) limits.
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum SndbufMode {
+    /// Linux's (`tcp_sendmsg_locked`), for a writer that blocks or polls: a soft limit.
+    /// The buffer is checked only when a write needs a new skb, so what the window can
+    /// send at once passes a full buffer; a write refused by it resumes when the
+    /// socket is writable again, queued <= 2/3 of the buffer (`sk_stream_write_space`).
+    #[default]
+    Linux,
+    /// A hard cap on unacknowledged data that the writer keeps topped up: the window
+    /// limit W_max = sndbuf of the analytical models and of ns-2's `window_`.
+    Window,
+}
+
 /// How an ACK turns into congestion-window growth: which "acked" count the
 /// congestion control's `cong_avoid` sees (RFC 3465, Appropriate Byte Counting).
 ///
@@ -131,6 +146,9 @@ pub struct TcpConfig {
     /// acknowledged (`net.ipv4.tcp_wmem` max = 4194304).
     #[serde(default = "d_sndbuf")]
     pub sndbuf_bytes: u64,
+    /// How the send buffer limits the writer ([`SndbufMode`]; Linux's by default).
+    #[serde(default)]
+    pub sndbuf_mode: SndbufMode,
     /// Receive buffer (`net.ipv4.tcp_rmem` max: 33554432 since Linux 6.18, 6291456 before); used by the receiver. Memory,
     /// as in Linux: the window it allows is `rcv_scaling_ratio / 256` of it.
     #[serde(default = "d_rcvbuf")]
@@ -305,6 +323,7 @@ impl Default for TcpConfig {
             init_cwnd: d_init_cwnd(),
             init_ssthresh: 0,
             sndbuf_bytes: d_sndbuf(),
+            sndbuf_mode: SndbufMode::Linux,
             rcvbuf_bytes: d_rcvbuf(),
             rcvbuf_initial_bytes: d_rcvbuf_initial(),
             moderate_rcvbuf: true,
@@ -468,6 +487,14 @@ mod tests {
     fn recovery_mode_parses_kebab_case() {
         let c: TcpConfig = serde_json::from_str(r#"{"recovery": "rate-halving"}"#).unwrap();
         assert_eq!(c.recovery, RecoveryMode::RateHalving);
+    }
+
+    #[test]
+    fn sndbuf_mode_defaults_to_linux_and_parses_window() {
+        assert_eq!(TcpConfig::default().sndbuf_mode, SndbufMode::Linux);
+        let c: TcpConfig = serde_json::from_str(r#"{"sndbuf_mode": "window"}"#).unwrap();
+        assert_eq!(c.sndbuf_mode, SndbufMode::Window);
+        assert!(serde_json::from_str::<TcpConfig>(r#"{"sndbuf_mode": "soft"}"#).is_err());
     }
 
     #[test]

@@ -15,7 +15,7 @@ pub mod scoreboard;
 pub mod segment;
 pub mod sender;
 
-pub use config::{CcConfig, RecoveryMode, TcpConfig};
+pub use config::{CcConfig, RecoveryMode, SndbufMode, TcpConfig};
 pub use pacing::PacingMode;
 pub use receiver::{Arrival, EcnMode, ReceiverConfig, TcpReceiver};
 pub use segment::{SackBlock, Segment, MAX_SACK_BLOCKS};

@@ -78,7 +78,7 @@
 use crate::error::ConfigError;
 use crate::rng::Rng;
 use crate::tcp::cc::{AnyCc, CaState, CcContext, SockState};
-use crate::tcp::config::{AbcMode, FastRecovery, RecoveryMode, TcpConfig};
+use crate::tcp::config::{AbcMode, FastRecovery, RecoveryMode, SndbufMode, TcpConfig};
 use crate::tcp::pacing::{PacingMode, RandomPacer};
 use crate::tcp::rate::RateSampler;
 use crate::tcp::rtt::RttEstimator;
@@ -181,6 +181,7 @@ pub struct TcpSender {
     mss: u32,
     init_cwnd: u32,
     sndbuf: u64,
+    sndbuf_mode: SndbufMode,
     sack: bool,
     dsack: bool,
     nagle: bool,
@@ -306,6 +307,7 @@ impl TcpSender {
             mss: cfg.mss,
             init_cwnd: cfg.init_cwnd,
             sndbuf: cfg.sndbuf_bytes,
+            sndbuf_mode: cfg.sndbuf_mode,
             sack: cfg.sack,
             dsack: cfg.dsack,
             nagle: cfg.nagle,
@@ -411,10 +413,23 @@ impl TcpSender {
         self.rng = rng;
     }
 
-    /// The application offers `bytes`; returns how many fit in the send buffer (the
-    /// rest stays with the application). Before queueing, Linux checks whether the
+    /// The application offers `bytes`; returns how many the socket takes (the rest
+    /// stays with the application). Before queueing, Linux checks whether the
     /// connection was idle longer than an RTO and if so restarts cwnd
     /// (`tcp_slow_start_after_idle_check`, RFC 2861/5681 §4.1).
+    ///
+    /// The send buffer is Linux's, a soft limit (`tcp_sendmsg_locked`):
+    /// - `sk_stream_memory_free` (queued < `sk_sndbuf`) is checked only when a write
+    ///   needs a new skb. Data copied into the tail skb is not checked, and while the
+    ///   tail is being transmitted (`tcp_push_one` sends one TSO chunk of it and leaves
+    ///   the rest, which has room again) a writer keeps going past the limit. So what
+    ///   the connection can send at once, its window's room, passes a full buffer.
+    ///   Traced on the kernel (bpftrace, `tcp:tcp_sendmsg_locked`): a 64 KiB writer's
+    ///   queue reached 13 MB against a 4 MiB `sk_sndbuf` at 100 Mbit/s, 100 ms.
+    /// - A write that meets the check with a full buffer fails (`SOCK_NOSPACE`), and
+    ///   the writer, blocking or polling, resumes only when the socket is writable
+    ///   again (`sk_stream_write_space`: free space at least half the queued bytes,
+    ///   i.e. queued <= 2/3 of `sk_sndbuf`).
     pub fn write(&mut self, now: Nanos, bytes: u64) -> u64 {
         self.now = now;
         if self.slow_start_after_idle && self.sb.packets_out() == 0 && !self.cc.has_cong_control() {
@@ -424,10 +439,41 @@ impl TcpSender {
             }
         }
         let used = self.write_seq - self.snd_una;
-        let accepted = bytes.min(self.sndbuf.saturating_sub(used));
+        if self.sndbuf_mode == SndbufMode::Window {
+            let accepted = bytes.min(self.sndbuf.saturating_sub(used));
+            self.write_seq += accepted;
+            self.nospace = accepted < bytes;
+            return accepted;
+        }
+        if self.nospace {
+            if 3 * used > 2 * self.sndbuf {
+                return 0;
+            }
+            self.nospace = false;
+        }
+        let fits = self.sndbuf.saturating_sub(used);
+        let passes = self.sendable_now().saturating_sub(self.write_seq - self.snd_nxt);
+        let accepted = bytes.min(fits.max(passes));
         self.write_seq += accepted;
         self.nospace = accepted < bytes;
         accepted
+    }
+
+    /// Bytes the connection could put on the wire now: the room in cwnd and in the
+    /// peer's window; one TSO chunk at most when paced (`tcp_push_one` sends one skb,
+    /// and the pacing timer holds the next), none while the pacing timer runs.
+    fn sendable_now(&self) -> u64 {
+        let mss = self.mss as u64;
+        let cwnd_room = self.sk.cwnd.saturating_sub(self.sb.in_flight()) as u64 * mss;
+        let wnd_room = (self.snd_una + self.snd_wnd).saturating_sub(self.snd_nxt);
+        let room = cwnd_room.min(wnd_room);
+        if !self.pacing_active() {
+            return room;
+        }
+        if self.now < self.wstamp {
+            return 0;
+        }
+        room.min(self.tso_segs() as u64 * mss)
     }
 
     fn sync_sk(&mut self) {

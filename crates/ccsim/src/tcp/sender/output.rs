@@ -262,7 +262,7 @@ impl TcpSender {
     /// (`sk_pacing_shift` = 10), plus 64 KB >> (min RTT / 512 µs) on short paths
     /// (`tcp_tso_rtt_log` = 9), at most 64 KB (`sk_gso_max_size`), at least the CC's
     /// `min_tso_segs`. 1 when `tso_autosize` is off.
-    fn tso_segs(&self) -> u32 {
+    pub(super) fn tso_segs(&self) -> u32 {
         const GSO_MAX: u64 = 65_536;
         if !self.tso_autosize {
             return 1;

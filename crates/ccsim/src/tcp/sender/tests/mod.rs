@@ -3,6 +3,7 @@
 
 mod abc;
 mod pipe;
+mod sndbuf;
 
 use crate::tcp::cc::CaState;
 use crate::tcp::config::{FastRecovery, RecoveryMode, TcpConfig};
