@@ -64,13 +64,23 @@ def test_row_selection():
         m.selected(only="vegas")
 
 
+def test_a_rows_send_buffer_reaches_its_tcp_flows_and_its_name():
+    m = loads_matrix('[[rows]]\nmix = "udp-cbr"\nsndbuf = "256KiB"\n[[rows]]\nmix = "udp-cbr"\n')
+    small, default = m.rows
+    assert small.name == "udp-cbr-cubic-10Mbit-40ms-1bdp-sndbuf256KiB" and default.name == "udp-cbr-cubic-10Mbit-40ms-1bdp"
+    flows = {f["name"]: f["transport"] for f in small.scenario_dict("emu")["flows"]}
+    assert flows["bulk"]["sndbuf"] == "256KiB" and "sndbuf" not in flows["voip"]
+    assert all("sndbuf" not in f["transport"] for f in default.scenario_dict("emu")["flows"])
+    assert small.scenario().flows[0].transport.sndbuf is not None
+
+
 def test_shipped_matrices_load():
     m = load_matrix(ROOT / "examples" / "fidelity" / "default.toml")
     assert len(m.rows) == 20 and len(m.selected(full=True)) > 300
     for r in m.rows:
         r.scenario()
     holdout = load_matrix(ROOT / "examples" / "fidelity" / "holdout.toml")
-    assert len(holdout.rows) == 28
+    assert len(holdout.rows) == 31
     names = {r.name for r in m.selected(full=False)}
     assert not names & {r.name for r in holdout.rows}, "hold-out rows must not be calibration rows"
 
@@ -81,6 +91,8 @@ def test_shipped_matrices_load():
     ('[[rows]]\nbuffer = "1bdp:kg"', "rows.0.buffer: '1bdp:kg' is not accepted"),
     ('[[rows]]\nrate = "-1Mbit"', "rows.0.rate:"),
     ('[[rows]]\naqm = "sfq"', "rows.0.aqm: 'sfq' is not accepted"),
+    ('[[rows]]\nsndbuf = "lots"', "rows.0.sndbuf: 'lots' is not accepted (accepted: a size > 0"),
+    ('[[rows]]\nsndbuf = "0B"', "rows.0.sndbuf: '0B' is not accepted"),
     ('[[rows]]\nspeed = "1"', "rows.0.speed: is not a matrix field"),
     ('[axes]\ncc = []', "axes.cc: [] is not accepted"),
     ('[defaults]\nname = "x"', "defaults.name: is not a matrix field"),

@@ -34,6 +34,8 @@ bulk flows start together, :data:`TOGETHER_MIXES`, they begin one after another 
 apart in an order drawn from the seed, as the kernel host starts its senders, and
 ``start_jitter`` is not applied there: a uniform spread would undo the staircase; not
 part of the name),
+``sndbuf`` (the TCP senders' send buffer, ``tcp_wmem[2]`` on the kernel host, e.g.
+``"256KiB"``; unset: Linux's 4 MiB; the name ends in ``-sndbuf<size>``),
 ``reps`` (this row's repetitions instead of the matrix's: rows whose per-flow split is
 decided by start-up chance need more to pin a mean; ``--reps`` overrides every row).
 """
@@ -48,7 +50,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 from ccbench.scenario import ScenarioError
-from ccbench.scenario.units import parse_duration, parse_queue_limit, parse_rate
+from ccbench.scenario.units import parse_duration, parse_queue_limit, parse_rate, parse_size
 
 __all__ = ["Matrix", "MatrixRow", "MatrixError", "load_matrix", "loads_matrix", "MIXES", "FIELDS", "EXCHANGEABLE_MIXES"]
 
@@ -67,7 +69,7 @@ MIXES = {
 #: mixes whose flows share path and start: compared by goodput rank, not by name
 EXCHANGEABLE_MIXES = ("10-together",)
 AQMS = ("droptail", "red", "codel", "fq_codel", "pie")
-FIELDS = ("name", "rate", "rtt", "buffer", "mix", "cc", "aqm", "duration", "start_jitter", "start_stagger", "reps")
+FIELDS = ("name", "rate", "rtt", "buffer", "mix", "cc", "aqm", "duration", "start_jitter", "start_stagger", "sndbuf", "reps")
 DEFAULTS = {"rate": "10Mbit", "rtt": "40ms", "buffer": "1bdp", "mix": "1", "cc": "cubic", "aqm": "droptail",
             "start_jitter": "0s", "start_stagger": "0s"}
 TOP_KEYS = ("description", "reps", "duration", "defaults", "axes", "rows", "full")
@@ -92,6 +94,8 @@ class MatrixRow:
     duration: str
     start_jitter: str = "0s"
     start_stagger: str = "0s"
+    #: the TCP senders' send buffer (``tcp_wmem[2]`` on the kernel host); "" = Linux's 4 MiB
+    sndbuf: str = ""
     reps: Optional[int] = None  # None: the matrix's
 
     @property
@@ -129,6 +133,10 @@ class MatrixRow:
             "bottleneck": {"down": self.rate, "up": self.rate, "delay": f"{self.rtt_s * 1e3 / 2:.6g}ms", "queue": queue},
         }
         flows = _flows(self)
+        if self.sndbuf:
+            for f in flows:
+                if f["transport"]["kind"] == "tcp":
+                    f["transport"]["sndbuf"] = self.sndbuf
         if self.mix == "4-rtt":
             # server-side access delay per pair adds twice itself to the RTT
             topo["access"] = {"rate": "10Gbit", "delay": "0ms",
@@ -258,6 +266,8 @@ def _check_value(key: str, value: Any, where: str) -> Any:
         elif key in ("start_jitter", "start_stagger"):
             if parse_duration(v) < 0:
                 raise ValueError
+        elif key == "sndbuf":
+            parse_size(v, positive=True)
         elif key == "buffer":
             if "bdp" in v:
                 x, _, unit = v.partition("bdp")
@@ -274,6 +284,7 @@ def _check_value(key: str, value: Any, where: str) -> Any:
     except (ValueError, TypeError, ScenarioError):
         accepted = {"rate": 'a rate > 0 like "10Mbit"', "rtt": 'a duration > 0 like "40ms"', "duration": 'a duration > 0 like "20s"',
                     "start_jitter": 'a duration >= 0 like "2ms"', "start_stagger": 'a duration >= 0 like "120us"',
+                    "sndbuf": 'a size > 0 like "256KiB"',
                     "buffer": '"<x>bdp" (packets), "<x>bdp:bytes", or a limit like "100pkt" / "64KB"'}[key]
         raise MatrixError(f"{where}.{key}: {value!r} is not accepted (accepted: {accepted})") from None
     return v
@@ -297,7 +308,8 @@ def _row(values: dict[str, Any], where: str, default_duration: str) -> MatrixRow
         raise MatrixError(f"{where}.name: {name!r} is not accepted (accepted: a non-empty name without spaces or slashes)")
     if name is None:
         name = "-".join([full["mix"], full["cc"], full["rate"], full["rtt"], full["buffer"].replace(":", "")]
-                        + ([full["aqm"]] if full["aqm"] != "droptail" else []))
+                        + ([full["aqm"]] if full["aqm"] != "droptail" else [])
+                        + ([f"sndbuf{full['sndbuf']}"] if full.get("sndbuf") else []))
     return MatrixRow(name=name, **{k: full[k] for k in FIELDS if k != "name" and k in full})
 
 
