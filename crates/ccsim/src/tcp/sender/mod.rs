@@ -446,7 +446,7 @@ impl TcpSender {
             return accepted;
         }
         if self.nospace {
-            if 3 * used > 2 * self.sndbuf {
+            if used.saturating_mul(3) > self.sndbuf.saturating_mul(2) {
                 return 0;
             }
             self.nospace = false;
