@@ -639,6 +639,30 @@ mod tests {
     }
 
     #[test]
+    fn a_full_socket_is_not_written_again_before_it_is_writable() {
+        // A stream socket whose peer does not read: fill it, then wait. The probe used
+        // to return after one 50 ms poll whatever poll said; an application does not
+        // write again until POLLOUT.
+        let mut fds = [0; 2];
+        assert_eq!(unsafe { libc::socketpair(libc::AF_UNIX, libc::SOCK_STREAM, 0, fds.as_mut_ptr()) }, 0);
+        let (w, r) = (fds[0], fds[1]);
+        sys::set_nonblocking(w).unwrap();
+        let buf = [0u8; 4096];
+        while unsafe { libc::send(w, buf.as_ptr() as *const libc::c_void, buf.len(), libc::MSG_NOSIGNAL) } > 0 {}
+        let t0 = mono_ns();
+        assert!(!wait_writable(w, t0 + 120_000_000), "not writable while the peer reads nothing");
+        assert!(mono_ns() - t0 >= 120_000_000);
+        // the peer drains it: writable at once
+        let mut sink = [0u8; 65536];
+        while unsafe { libc::recv(r, sink.as_mut_ptr() as *mut libc::c_void, sink.len(), libc::MSG_DONTWAIT) } > 0 {}
+        assert!(wait_writable(w, mono_ns() + 1_000_000_000));
+        unsafe {
+            libc::close(w);
+            libc::close(r);
+        }
+    }
+
+    #[test]
     fn source_follows_the_simulator_schedule() {
         let cfg: AppConfig = serde_json::from_str(
             r#"{"kind": "cbr", "size_bytes": 186, "interval_ns": 20000000, "jitter": {"dist": "normal", "sd_ns": 1000000}}"#,

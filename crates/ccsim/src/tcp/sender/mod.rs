@@ -439,21 +439,17 @@ impl TcpSender {
             }
         }
         let used = self.write_seq - self.snd_una;
-        if self.sndbuf_mode == SndbufMode::Window {
-            let accepted = bytes.min(self.sndbuf.saturating_sub(used));
-            self.write_seq += accepted;
-            self.nospace = accepted < bytes;
-            return accepted;
-        }
-        if self.nospace {
-            if used.saturating_mul(3) > self.sndbuf.saturating_mul(2) {
-                return 0;
-            }
-            self.nospace = false;
-        }
         let fits = self.sndbuf.saturating_sub(used);
-        let passes = self.sendable_now().saturating_sub(self.write_seq - self.snd_nxt);
-        let accepted = bytes.min(fits.max(passes));
+        let accepted = match self.sndbuf_mode {
+            SndbufMode::Window => bytes.min(fits),
+            SndbufMode::Linux => {
+                if self.nospace && used.saturating_mul(3) > self.sndbuf.saturating_mul(2) {
+                    return 0;
+                }
+                let passes = self.sendable_now().saturating_sub(self.write_seq - self.snd_nxt);
+                bytes.min(fits.max(passes))
+            }
+        };
         self.write_seq += accepted;
         self.nospace = accepted < bytes;
         accepted
