@@ -24,6 +24,12 @@ pub fn tx_time_ns(bytes: u32, rate_bps: u64) -> Nanos {
     }
 }
 
+/// The kernel's timer tick, `1 s / CONFIG_HZ`.
+#[inline]
+pub fn jiffy_ns(hz: u32) -> Nanos {
+    NS_PER_SEC / hz.max(1) as Nanos
+}
+
 /// When a kernel jiffies timer armed at `now` for `delay` fires, the ticks falling at
 /// `phase + k * jiffy`: Linux arms a `timer_list` for `jiffies + delay` (the delay in
 /// whole ticks, rounded up), so it fires on that tick, from just over `delay - 1 tick`

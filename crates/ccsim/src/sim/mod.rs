@@ -809,8 +809,7 @@ pub struct Finished {
 /// the seed because a run starts at no particular point of the tick.
 fn kernel_tick_phase(seed: u64, hz: u32) -> Nanos {
     use rand::Rng as _;
-    let tick = crate::time::NS_PER_SEC / hz.max(1) as Nanos;
-    rng::stream(seed, "kernel/tick_phase").random_range(0..tick)
+    rng::stream(seed, "kernel/tick_phase").random_range(0..crate::time::jiffy_ns(hz))
 }
 
 /// Builds and runs a simulation from its JSON config (the form Python sends).

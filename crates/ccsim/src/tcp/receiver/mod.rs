@@ -347,7 +347,7 @@ impl TcpReceiver {
     /// Runs the delayed-ACK timer on a kernel tick of `hz` per second, the ticks
     /// falling at `phase_ns` past each multiple of the tick (see `jiffy_ns`).
     pub fn set_jiffy_clock(&mut self, hz: u32, phase_ns: Nanos) {
-        self.cfg.jiffy_ns = crate::time::NS_PER_SEC / hz.max(1) as Nanos;
+        self.cfg.jiffy_ns = crate::time::jiffy_ns(hz);
         self.cfg.jiffy_phase_ns = phase_ns;
         self.settle_jiffy_clock();
     }

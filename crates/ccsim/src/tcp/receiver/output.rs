@@ -34,7 +34,8 @@ impl TcpReceiver {
             ato = ato.min(max_ato);
         }
         ato = ato.min(self.cfg.delack_max_ns);
-        let mut timeout = self.tick_timeout(now, ato);
+        // on the kernel tick (`sk_reset_timer(.., jiffies + ato)`), or exactly without one
+        let mut timeout = crate::time::jiffies_timer(now, ato, self.cfg.jiffy_ns, self.cfg.jiffy_phase_ns);
         if let Some(old) = self.delack_at {
             // "If delack timer is about to expire, send ACK now."
             if old <= now + ato / 4 {
@@ -46,12 +47,6 @@ impl TcpReceiver {
         }
         self.ack_scheduled = true;
         self.delack_at = Some(timeout);
-    }
-
-    /// When the delayed-ACK timer armed at `now` for `ato` fires: on the kernel tick
-    /// (Linux keeps `ato` in jiffies), or exactly `now + ato` without a tick.
-    pub(super) fn tick_timeout(&self, now: Nanos, ato: Nanos) -> Nanos {
-        crate::time::jiffies_timer(now, ato, self.cfg.jiffy_ns, self.cfg.jiffy_phase_ns)
     }
 
     /// `tcp_receive_window`: what is left of the last advertised window.

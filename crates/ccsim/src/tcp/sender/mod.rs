@@ -84,7 +84,7 @@ use crate::tcp::rate::RateSampler;
 use crate::tcp::rtt::RttEstimator;
 use crate::tcp::scoreboard::Scoreboard;
 use crate::tcp::segment::Segment;
-use crate::time::{Nanos, NS_PER_MS, NS_PER_SEC};
+use crate::time::{Nanos, NS_PER_MS};
 use rand::SeedableRng;
 
 mod abc;
@@ -329,7 +329,7 @@ impl TcpSender {
                 cfg.max_rto_ms * NS_PER_MS,
             )
             .with_mode(cfg.rto)
-            .with_jiffy(NS_PER_SEC / cfg.kernel_hz.max(1) as u64),
+            .with_jiffy(crate::time::jiffy_ns(cfg.kernel_hz)),
             rate: RateSampler::default(),
             sb: Scoreboard::default(),
             now,
