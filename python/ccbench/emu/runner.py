@@ -208,6 +208,8 @@ def _plan(config: dict, ns: dict[str, str], info_interval_ns: int, source: str =
                 plan.ignored.append(f"{f['name']}: sndbuf_mode = 'window' (the kernel's send buffer is Linux's soft limit)")
             if tr.get("tso_autosize") is False:
                 plan.ignored.append(f"{f['name']}: tso_autosize = false (the kernel always builds GSO bursts)")
+            if tr.get("tso_defer") is False:
+                plan.ignored.append(f"{f['name']}: tso_defer = false (the kernel always defers partial GSO skbs)")
             if tr.get("nagle") is False:
                 p["send_args"] += ["--nodelay", "true"]
             if tr.get("mss") is not None:

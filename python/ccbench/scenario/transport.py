@@ -178,6 +178,7 @@ _TCP_KEYS: dict[str, str] = {
     "tlp": "tlp",
     "frto": "frto",
     "tso_autosize": "tso_autosize",
+    "tso_defer": "tso_defer",
     "rto": "rto",
     "fast_recovery": "fast_recovery",
 }
@@ -197,6 +198,7 @@ STACKS: dict[str, dict[str, Any]] = {
         "fast_recovery": "reno",
         "sndbuf_mode": "window",  # ns-2's window_: a hard cap on the flight
         "handshake_rtt": False,  # ns-2's agents have no SYN exchange
+        "tso_defer": False,  # ns-2's agents send what the window allows, per ACK
         "kernel_hz": 100,  # ns-2's timer granularity, tcpTick_ = 10 ms
         "cc": {"name": "reno", "params": {}},
     },
@@ -275,6 +277,10 @@ class Tcp(Table):
     #: Paced flows (fq pacing, BBR) send Linux's autosized GSO bursts (about 1 ms of
     #: data, at least 2 segments) per pacing slot; false: one segment per slot.
     tso_autosize: Optional[bool] = None
+    #: TSO deferral (Linux's ``tcp_tso_should_defer``): an unpaced sender holds back a
+    #: partial skb while the next ACK is due within 1 ms, so it sends whole autosized
+    #: skbs (4-5 segments at 50 Mbit/s); false: what the window allows, at once.
+    tso_defer: Optional[bool] = None
     #: RTO estimator: Linux's (default) or RFC 6298's ("rfc6298": the minimum bounds
     #: SRTT + 4 RTTVAR rather than the variance term).
     rto: Optional[Literal["linux", "rfc6298"]] = None

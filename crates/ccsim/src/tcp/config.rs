@@ -207,6 +207,12 @@ pub struct TcpConfig {
     /// 1.2 Mbit/s), at most 64 KB. `false`: one segment per slot.
     #[serde(default = "d_true")]
     pub tso_autosize: bool,
+    /// TSO deferral (`tcp_tso_should_defer`, Linux 6.18 rule): an unpaced sender whose
+    /// room in the window is less than one autosized skb holds it back while the next
+    /// ACK is due within min(1 ms, srtt/2), so it sends whole skbs (4-5 segments at 50
+    /// Mbit/s) where a segment-at-a-time sender sends 2 per ACK. Needs `tso_autosize`.
+    #[serde(default = "d_true")]
+    pub tso_defer: bool,
     /// `net.ipv4.tcp_slow_start_after_idle` = 1.
     #[serde(default = "d_true")]
     pub slow_start_after_idle: bool,
@@ -340,6 +346,7 @@ impl Default for TcpConfig {
             fast_recovery: FastRecovery::Newreno,
             tlp: true,
             tso_autosize: true,
+            tso_defer: true,
             frto: true,
             slow_start_after_idle: true,
             pacing: PacingMode::Off,

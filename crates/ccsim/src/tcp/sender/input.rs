@@ -67,6 +67,7 @@ impl TcpSender {
                 flag |= FLAG_WIN_UPDATE;
             }
             self.snd_wnd = seg.rwnd;
+            self.max_snd_wnd = self.max_snd_wnd.max(seg.rwnd);
         }
         // Linux 2.6 counted ABC bytes here, before the state machine ran.
         self.abc_count_acked(ack - prior_snd_una);

@@ -252,6 +252,15 @@ pub struct TcpSender {
     /// take past the pacing gate at that same instant.
     burst_at: Nanos,
     burst_left: u32,
+    /// `TcpConfig::tso_defer` (off without `tso_autosize`: every skb is one segment).
+    tso_defer: bool,
+    /// `max_window`: the largest window the peer has offered (bounds skb size).
+    max_snd_wnd: u64,
+    /// The chunk `tcp_tso_should_defer` let go: when, and how many segments are left.
+    tso_chunk_at: Nanos,
+    tso_chunk_left: u32,
+    /// The last transmit attempt deferred with cwnd too small for the skb.
+    defer_cwnd_limited: bool,
     data_segs_out: u64,
     /// End of the last sub-MSS segment sent (`snd_sml`, Minshall's Nagle).
     snd_sml: u64,
@@ -364,6 +373,11 @@ impl TcpSender {
             tso_autosize: cfg.tso_autosize,
             burst_at: 0,
             burst_left: 0,
+            tso_defer: cfg.tso_defer && cfg.tso_autosize,
+            max_snd_wnd: cfg.rcvbuf_bytes,
+            tso_chunk_at: 0,
+            tso_chunk_left: 0,
+            defer_cwnd_limited: false,
             data_segs_out: 0,
             snd_sml: 0,
             ecn_queue_cwr: false,

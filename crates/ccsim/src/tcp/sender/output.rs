@@ -109,7 +109,82 @@ impl TcpSender {
             self.end_batch();
             return None;
         }
+        if self.tso_defer && !(self.tso_chunk_left > 0 && self.tso_chunk_at == now) {
+            match self.tso_chunk(unsent) {
+                Some(segs) => {
+                    self.tso_chunk_left = segs;
+                    self.tso_chunk_at = now;
+                }
+                None => {
+                    self.end_batch();
+                    return None;
+                }
+            }
+        }
         Some(self.send_new(len))
+    }
+
+    /// The segments `tcp_write_xmit` sends now from the skb at `snd_nxt`, or None when
+    /// `tcp_tso_should_defer` holds it back. `tcp_sendmsg` builds skbs of up to 64 KB
+    /// (`tcp_xmit_size_goal`: the GSO maximum, at most half the peer's window) and
+    /// `tcp_write_xmit` splits them into `tcp_tso_segs` chunks as it sends, so the skb at
+    /// `snd_nxt` is large unless it is the last one the application wrote; a one-segment
+    /// skb goes to Nagle's test instead, as in Linux.
+    fn tso_chunk(&mut self, unsent: u64) -> Option<u32> {
+        const GSO_MAX: u64 = 65_536 - 320; // `sk_gso_max_size` less `MAX_TCP_HEADER`
+        let mss = self.mss as u64;
+        let size_goal = GSO_MAX.min(self.max_snd_wnd / 2).max(mss) / mss * mss;
+        let skb_len = unsent.min(size_goal);
+        if skb_len <= mss {
+            return Some(1);
+        }
+        let max_segs = self.tso_segs();
+        let cong_win = self.sk.cwnd.saturating_sub(self.sb.in_flight()) as u64 * mss;
+        let send_win = (self.snd_una + self.snd_wnd).saturating_sub(self.snd_nxt);
+        let limit = cong_win.min(send_win);
+        if self.tso_should_defer(unsent, skb_len, limit, max_segs) {
+            // `tcp_tso_should_defer` tells `tcp_write_xmit` which limit it waited on,
+            // so cwnd validation still sees a cwnd-limited sender
+            self.defer_cwnd_limited = cong_win < send_win && cong_win <= skb_len;
+            return None;
+        }
+        // `tcp_mss_split_point`: what fits of the skb, whole segments, at most `max_segs`
+        Some((limit.min(skb_len) / mss).clamp(1, max_segs as u64) as u32)
+    }
+
+    /// `tcp_tso_should_defer` (Linux 6.18, after "tcp: fix tcp_tso_should_defer() vs
+    /// large RTT"): wait for the next ACK to make room for a whole skb, but only when
+    /// it is due within min(1 ms, srtt/2), the last send was within 1 ms, and neither
+    /// a full skb nor a third of the window fits.
+    fn tso_should_defer(&self, unsent: u64, skb_len: u64, limit: u64, max_segs: u32) -> bool {
+        const MS: Nanos = 1_000_000;
+        let mss = self.mss as u64;
+        if self.sk.ca_state >= CaState::Recovery {
+            return false;
+        }
+        // `tcp_wstamp_ns`: the last departure, or a paced sender's next one
+        let last = if self.pacing_active() { self.wstamp.max(self.lsndtime) } else { self.lsndtime };
+        if self.now > last + MS {
+            return false;
+        }
+        if limit >= max_segs as u64 * mss {
+            return false;
+        }
+        // an skb in the middle of the queue gets no more data: send it if it fits
+        let is_tail = unsent <= skb_len;
+        if !is_tail && limit >= skb_len {
+            return false;
+        }
+        // `tcp_tso_win_divisor` = 3
+        if limit >= self.snd_wnd.min(self.sk.cwnd as u64 * mss) / 3 {
+            return false;
+        }
+        let Some(head) = self.sb.head() else {
+            return false;
+        };
+        let srtt = self.rtt.srtt();
+        let expected_ack = head.tx_time + srtt;
+        expected_ack <= self.now + (srtt / 2).min(MS)
     }
 
     /// `tcp_nagle_check` with Minshall's variant, as Linux: a sub-MSS segment waits
@@ -160,6 +235,9 @@ impl TcpSender {
         });
         self.snd_nxt += len as u64;
         self.batch_new += 1;
+        if self.tso_defer {
+            self.tso_chunk_left = self.tso_chunk_left.saturating_sub(1);
+        }
         if len < self.mss {
             self.snd_sml = self.snd_nxt;
         }
@@ -283,7 +361,7 @@ impl TcpSender {
     /// End of a transmit burst: `tcp_cwnd_validate` (RFC 7661-style bookkeeping of
     /// whether cwnd was the limit).
     fn end_batch(&mut self) {
-        let is_cwnd_limited = self.sb.in_flight() >= self.sk.cwnd;
+        let is_cwnd_limited = self.sb.in_flight() >= self.sk.cwnd || std::mem::take(&mut self.defer_cwnd_limited);
         if self.batch_sent > 0 || is_cwnd_limited {
             self.cwnd_validate(is_cwnd_limited);
         }

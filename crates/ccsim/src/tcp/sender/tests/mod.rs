@@ -4,6 +4,7 @@
 mod abc;
 mod pipe;
 mod sndbuf;
+mod tso_defer;
 
 use crate::tcp::cc::CaState;
 use crate::tcp::config::{FastRecovery, RecoveryMode, TcpConfig};
