@@ -379,3 +379,26 @@ def test_flows_started_together_are_staggered_on_the_simulator_only():
         assert sim[mix].get("start_jitter") == "2ms" and "start_stagger" not in sim[mix]
     with pytest.raises(MatrixError, match=r"defaults\.start_stagger: '-1ms' is not accepted"):
         loads_matrix('[defaults]\nstart_stagger = "-1ms"\n[[rows]]\nmix = "1"\n')
+
+
+def test_the_emulated_hosts_latency_is_modelled_on_the_simulator_only():
+    """``host_delay`` / ``host_jitter``: ccemu's hosts take 8.1 us (median) from an ACK to
+    the data it releases, the simulator's 1.2 us; the simulator's rows add a delay plus
+    Pareto jitter on every access link (4-rtt: on top of each pair's delay), the
+    emulator's keep their scenario (its hosts have the real latency)."""
+    m = loads_matrix('[[axes]]\nmix = ["1", "4-rtt"]\n')
+    one, four = m.rows
+    acc = one.scenario_dict("sim")["topology"]["access"]
+    assert acc == {"delay": "4000ns", "jitter": {"sigma": "2500ns", "dist": "pareto"}}
+    assert "access" not in one.scenario_dict("emu")["topology"]
+    pairs = four.scenario_dict("sim")["topology"]["access"]["pair_delays"]
+    assert pairs == ["4000ns", "5004000ns", "10004000ns", "20004000ns"]
+    assert four.scenario_dict("emu")["topology"]["access"]["pair_delays"] == ["0ms", "5ms", "10ms", "20ms"]
+    four.scenario("sim")  # a valid scenario
+    off = loads_matrix('[defaults]\nhost_delay = "0s"\nhost_jitter = "0s"\n[[rows]]\nmix = "1"\n').rows[0]
+    assert "access" not in off.scenario_dict("sim")["topology"]
+    assert off.name == one.name  # not part of the name
+    with pytest.raises(MatrixError, match=r"rows\.0\.host_jitter: '-2us' is not accepted \(accepted: a duration >= 0"):
+        loads_matrix('[[rows]]\nhost_jitter = "-2us"\n')
+    with pytest.raises(MatrixError, match=r"defaults\.host_delay: 'soon' is not accepted"):
+        loads_matrix('[defaults]\nhost_delay = "soon"\n[[rows]]\nmix = "1"\n')
