@@ -148,8 +148,11 @@ impl TcpSender {
             self.defer_cwnd_limited = cong_win < send_win && cong_win <= skb_len;
             return None;
         }
-        // `tcp_mss_split_point`: what fits of the skb, whole segments, at most `max_segs`
-        Some((limit.min(skb_len) / mss).clamp(1, max_segs as u64) as u32)
+        // `tcp_mss_split_point`: the whole skb when it fits (a sub-MSS tail included;
+        // Nagle then has its say on that segment), else what fits in whole segments;
+        // at most `max_segs`
+        let fit = if limit >= skb_len { skb_len.div_ceil(mss) } else { limit / mss };
+        Some(fit.clamp(1, max_segs as u64) as u32)
     }
 
     /// `tcp_tso_should_defer` (Linux 6.18, after "tcp: fix tcp_tso_should_defer() vs
