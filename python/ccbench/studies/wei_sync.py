@@ -172,7 +172,8 @@ def scenario_dict(cc: str, scheme: str, n_flows: int, duration_s: float, red: st
         raise ValueError(f"scheme {scheme!r} is not one of {SCHEMES}")
     if red not in RED_MODES:
         raise ValueError(f"red {red!r} is not one of {RED_MODES}")
-    tcp: dict[str, Any] = {"kind": "tcp", "cc": cc}
+    # ns-2's agents (the thesis's simulator) send what each ACK frees: no TSO deferral
+    tcp: dict[str, Any] = {"kind": "tcp", "cc": cc, "tso_defer": False}
     queue: dict[str, Any] = {"kind": "droptail", "limit": f"{BUFFER_PKTS}pkt"}
     if scheme in ("pacing", "pecn"):
         tcp["pacing"] = "random"
