@@ -146,13 +146,14 @@ class MatrixRow:
             for f in flows:
                 if f["transport"]["kind"] == "tcp":
                     f["transport"]["sndbuf"] = self.sndbuf
-        host_ns = parse_duration(self.host_delay) if backend == "sim" else 0
+        host_ns, jitter_ns = (parse_duration(self.host_delay), parse_duration(self.host_jitter)) if backend == "sim" else (0, 0)
         if self.mix == "4-rtt":
-            # server-side access delay per pair adds twice itself to the RTT
+            # server-side access delay per pair adds twice itself to the RTT (the
+            # emulator's in ms, as its recorded runs were keyed)
+            pairs = [self.rtt_s * k / 2 for k in (0, 0.25, 0.5, 1.0)]
             topo["access"] = {"rate": "10Gbit", "delay": "0ms",
-                              "pair_delays": [f"{self.rtt_s * 1e3 * k / 2:.6g}ms" if not host_ns else f"{round(self.rtt_s * 1e9 * k / 2) + host_ns}ns"
-                                              for k in (0, 0.25, 0.5, 1.0)]}
-        if backend == "sim" and (host_ns > 0 or parse_duration(self.host_jitter) > 0):
+                              "pair_delays": [f"{round(d * 1e9) + host_ns}ns" if host_ns else f"{d * 1e3:.6g}ms" for d in pairs]}
+        if host_ns > 0 or jitter_ns > 0:
             # The emulated hosts' own latency: through ccemu an ACK written to the
             # sender's device takes 8.1 us (median; p5 5.9, p95 16, p99 19.4) until the
             # data it releases is read back, the receiver's turnaround is alike, and the
@@ -161,7 +162,7 @@ class MatrixRow:
             # real thing. Microseconds decide which packet of a burst a full queue takes.
             acc = topo.setdefault("access", {})
             acc["delay"] = f"{host_ns}ns"
-            if parse_duration(self.host_jitter) > 0:
+            if jitter_ns > 0:
                 acc["jitter"] = {"sigma": self.host_jitter, "dist": "pareto"}
         # the simulator samples its state every 1 ms, as the emulator polls TCP_INFO (its
         # own info_interval; the emulator's scenario keeps 10 ms, which it does not use,

@@ -264,8 +264,6 @@ pub struct TcpSender {
     /// The chunk `tcp_tso_should_defer` let go: when, and how many segments are left.
     tso_chunk_at: Nanos,
     tso_chunk_left: u32,
-    /// The last transmit attempt deferred with cwnd too small for the skb.
-    defer_cwnd_limited: bool,
     data_segs_out: u64,
     /// End of the last sub-MSS segment sent (`snd_sml`, Minshall's Nagle).
     snd_sml: u64,
@@ -382,7 +380,6 @@ impl TcpSender {
             max_snd_wnd: cfg.rcvbuf_bytes,
             tso_chunk_at: 0,
             tso_chunk_left: 0,
-            defer_cwnd_limited: false,
             data_segs_out: 0,
             snd_sml: 0,
             ecn_queue_cwr: false,

@@ -111,12 +111,14 @@ impl TcpSender {
         }
         if self.tso_defer && !(self.tso_chunk_left > 0 && self.tso_chunk_at == now) {
             match self.tso_chunk(unsent) {
-                Some(segs) => {
+                Ok(segs) => {
                     self.tso_chunk_left = segs;
                     self.tso_chunk_at = now;
                 }
-                None => {
-                    self.end_batch();
+                Err(cwnd_limited) => {
+                    // `tcp_tso_should_defer` tells `tcp_write_xmit` which limit it
+                    // waited on, so cwnd validation still sees a cwnd-limited sender
+                    self.end_batch_limited(cwnd_limited);
                     return None;
                 }
             }
@@ -124,35 +126,32 @@ impl TcpSender {
         Some(self.send_new(len))
     }
 
-    /// The segments `tcp_write_xmit` sends now from the skb at `snd_nxt`, or None when
-    /// `tcp_tso_should_defer` holds it back. `tcp_sendmsg` builds skbs of up to 64 KB
+    /// The segments `tcp_write_xmit` sends now from the skb at `snd_nxt`, or, when
+    /// `tcp_tso_should_defer` holds it back, whether it waited on cwnd. `tcp_sendmsg` builds skbs of up to 64 KB
     /// (`tcp_xmit_size_goal`: the GSO maximum, at most half the peer's window) and
     /// `tcp_write_xmit` splits them into `tcp_tso_segs` chunks as it sends, so the skb at
     /// `snd_nxt` is large unless it is the last one the application wrote; a one-segment
     /// skb goes to Nagle's test instead, as in Linux.
-    fn tso_chunk(&mut self, unsent: u64) -> Option<u32> {
+    fn tso_chunk(&self, unsent: u64) -> Result<u32, bool> {
         const GSO_MAX: u64 = 65_536 - 320; // `sk_gso_max_size` less `MAX_TCP_HEADER`
         let mss = self.mss as u64;
         let size_goal = GSO_MAX.min(self.max_snd_wnd / 2).max(mss) / mss * mss;
         let skb_len = unsent.min(size_goal);
         if skb_len <= mss {
-            return Some(1);
+            return Ok(1);
         }
         let max_segs = self.tso_segs();
         let cong_win = self.sk.cwnd.saturating_sub(self.sb.in_flight()) as u64 * mss;
         let send_win = (self.snd_una + self.snd_wnd).saturating_sub(self.snd_nxt);
         let limit = cong_win.min(send_win);
         if self.tso_should_defer(unsent, skb_len, limit, max_segs) {
-            // `tcp_tso_should_defer` tells `tcp_write_xmit` which limit it waited on,
-            // so cwnd validation still sees a cwnd-limited sender
-            self.defer_cwnd_limited = cong_win < send_win && cong_win <= skb_len;
-            return None;
+            return Err(cong_win < send_win && cong_win <= skb_len);
         }
         // `tcp_mss_split_point`: the whole skb when it fits (a sub-MSS tail included;
         // Nagle then has its say on that segment), else what fits in whole segments;
         // at most `max_segs`
         let fit = if limit >= skb_len { skb_len.div_ceil(mss) } else { limit / mss };
-        Some(fit.clamp(1, max_segs as u64) as u32)
+        Ok(fit.clamp(1, max_segs as u64) as u32)
     }
 
     /// `tcp_tso_should_defer` (Linux 6.18, after "tcp: fix tcp_tso_should_defer() vs
@@ -364,7 +363,13 @@ impl TcpSender {
     /// End of a transmit burst: `tcp_cwnd_validate` (RFC 7661-style bookkeeping of
     /// whether cwnd was the limit).
     fn end_batch(&mut self) {
-        let is_cwnd_limited = self.sb.in_flight() >= self.sk.cwnd || std::mem::take(&mut self.defer_cwnd_limited);
+        self.end_batch_limited(false);
+    }
+
+    /// `end_batch`, told whether the attempt also stopped on cwnd without filling it
+    /// (`deferred_on_cwnd`: TSO deferral waited for room in cwnd).
+    fn end_batch_limited(&mut self, deferred_on_cwnd: bool) {
+        let is_cwnd_limited = deferred_on_cwnd || self.sb.in_flight() >= self.sk.cwnd;
         if self.batch_sent > 0 || is_cwnd_limited {
             self.cwnd_validate(is_cwnd_limited);
         }
