@@ -150,6 +150,20 @@ def test_only_the_checkout_default_matrix_rewrites_docs(tmp_path):
                                  str(KERNEL / "ci_runs.csv"), "--out", str(out), "--quiet"])
     assert r.exit_code == 0, r.output
     assert (out / "FIDELITY.md").is_file() and docs.read_bytes() == before
+    # the kernel named is the one the committed runs measured, not this machine's
+    assert "kernel 6.18.44-fc-v782 (" in (out / "FIDELITY.md").read_text()
+
+
+def test_the_kernel_named_is_the_one_each_run_measured():
+    from ccbench.fidelity.report import kernels_measured
+
+    runs = pd.DataFrame({"scenario": ["a", "a", "a", "b", "b"], "backend": ["emu", "emu", "emu", "emu", "sim"],
+                         "rep": [1, 1, 2, 1, 1], "flow": ["f", "(all)", "f", "f", "f"],
+                         "kernel": ["6.1-x", "6.1-x", "6.18-y", "6.18-y", ""]})
+    # one count per run (not per flow row); simulator rows do not count
+    assert kernels_measured(runs) == "6.18-y (2 runs), 6.1-x (1 runs)"
+    assert kernels_measured(runs.drop(columns="kernel")) == "not recorded"
+    assert kernels_measured(runs[runs["backend"] == "sim"]) == "none (simulator only)"
 
 
 # --- metrics ---------------------------------------------------------------------------------------
@@ -275,6 +289,14 @@ def test_simulator_against_committed_kernel_numbers(tmp_path):
     tests/data/kernel/ci.toml --backends emu``."""
     judged = _guard(KERNEL / "ci.toml", KERNEL / "ci_runs.csv", KERNEL / "ci_known_gaps.csv", tmp_path)
     assert judged >= 20
+
+
+def test_simulator_on_the_reduced_matrix(tmp_path):
+    """The reduced matrix (issue 24's "done when") against its committed kernel runs,
+    two recordings pooled: every judged metric within target but the listed gaps."""
+    judged = _guard(ROOT / "examples" / "fidelity" / "default.toml", KERNEL / "default_runs.csv",
+                    KERNEL / "default_known_gaps.csv", tmp_path)
+    assert judged >= 250
 
 
 def test_simulator_on_the_hold_out_paths(tmp_path):

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import typer
@@ -93,7 +92,7 @@ def fidelity_cmd(
             # a source checkout keeps the reduced matrix's numbers in docs/; any other
             # matrix, or a --rows subset, would overwrite them with a partial table
             default_md = REPO / "docs" / "FIDELITY.md"
-        md = write_markdown(docs or default_md, cmp, res.runs, str(matrix), os.uname().release, REPO,
+        md = write_markdown(docs or default_md, cmp, res.runs, str(matrix), REPO,
                             str(kernel) if kernel else None)
         msg += f"; {md}"
     console.print(msg, highlight=False)

@@ -105,11 +105,25 @@ def _commit(repo: Path) -> str:
         return "unknown"
 
 
-def markdown(comparison: pd.DataFrame, runs: pd.DataFrame, matrix: str, kernel: str, commit: str,
+def kernels_measured(runs: pd.DataFrame) -> str:
+    """The kernel releases the emulated runs of ``runs`` measured, with their run counts
+    ("not recorded" for a table written before the ``kernel`` column): a committed table
+    may pool recordings from different machines, and the machine that compares them is
+    not one of them."""
+    emu = runs[runs["backend"] == "emu"].drop_duplicates(["scenario", "rep"]) if "backend" in runs else runs.iloc[:0]
+    if emu.empty:
+        return "none (simulator only)"
+    if "kernel" not in emu:
+        return "not recorded"
+    names = emu["kernel"].fillna("").astype(str).replace("", "not recorded")
+    return ", ".join(f"{k} ({n} runs)" for k, n in names.value_counts().items())
+
+
+def markdown(comparison: pd.DataFrame, runs: pd.DataFrame, matrix: str, commit: str,
              kernel_table: Optional[str] = None) -> str:
     judged = comparison[comparison["ok"].notna()]
     n_ok = int(judged["ok"].astype(bool).sum())
-    lines = [GENERATED, "", f"Matrix `{matrix}`, kernel `{kernel}`, commit `{commit}`"
+    lines = [GENERATED, "", f"Matrix `{matrix}`, kernel {kernels_measured(runs)}, commit `{commit}`"
              + (f", kernel numbers from `{kernel_table}`" if kernel_table else "") + ".", "",
              f"Judged metric rows within target: **{n_ok} / {len(judged)}**; "
              f"rows with the emulator's timing off (not judged): {int((~comparison['timing_ok'].astype(bool)).sum())}.", ""]
@@ -139,12 +153,12 @@ def markdown(comparison: pd.DataFrame, runs: pd.DataFrame, matrix: str, kernel: 
     return "\n".join(lines) + "\n"
 
 
-def write_markdown(path: Path, comparison: pd.DataFrame, runs: pd.DataFrame, matrix: str, kernel: str,
+def write_markdown(path: Path, comparison: pd.DataFrame, runs: pd.DataFrame, matrix: str,
                    repo: Path, kernel_table: Optional[str] = None) -> Path:
     head = "# Simulator fidelity against kernel TCP\n\n"
     if path.is_file():
         old = path.read_text(encoding="utf-8")
         head = old.split(GENERATED)[0] if GENERATED in old else old.rstrip("\n") + "\n\n"
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(head + markdown(comparison, runs, matrix, kernel, _commit(repo), kernel_table), encoding="utf-8")
+    path.write_text(head + markdown(comparison, runs, matrix, _commit(repo), kernel_table), encoding="utf-8")
     return path

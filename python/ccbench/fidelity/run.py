@@ -12,7 +12,8 @@ timing error per run, plus a ``(all)`` row per run: aggregate goodput and share)
 
 ``traffic_source="iperf3"`` runs the emulator's bulk TCP flows with iperf3 instead of
 the built-in probe (``[emu] traffic_source`` of each row's scenario); the runs table's
-``traffic_source`` column says per row which one ran ("" for simulator rows), and
+``traffic_source`` column says per row which one ran ("" for simulator rows), its
+``kernel`` column the kernel release the emulated run measured, and
 ``fidelity.json``'s ``kernel_settings`` per scenario the source, the sysctls read back in
 the namespaces, the offloads and, for iperf3, its socket buffers.
 
@@ -121,6 +122,9 @@ def _sweep_rows(row: MatrixRow, backend: str, reps: int, out: Path, jobs: Option
         timing = [c for c in m.columns if c.startswith("emu_") or c == "timing_ok"]
         m[timing] = m[timing].ffill()  # the run's emulator timing also on its "(all)" row
         m["traffic_source"] = ((run.meta.get("emu") or {}).get("traffic_source") or "ccemu") if backend == "emu" else ""
+        # the kernel build each emulated run measured: a committed table pools recordings
+        # made on different machines, and FIDELITY.md names them from this column
+        m["kernel"] = ((run.meta.get("versions") or {}).get("kernel") or "") if backend == "emu" else ""
         m.insert(0, "rep", int(rec["seed"]))
         m.insert(0, "backend", backend)
         m.insert(0, "scenario", row.name)
