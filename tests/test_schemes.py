@@ -110,11 +110,14 @@ def test_delay_based_schemes_queue_less_than_loss_based_ones(tmp_path):
     does not reliably keep the queue below CUBIC's here: its p95 one-way delay spans
     0.058-0.094 s over seeds 1-4 against CUBIC's 0.078-0.083 s, so only its loss and
     link use are pinned."""
-    res = run_schemes(_short(tmp_path), ["cubic", "bbr", "bbr3", "copa"], tmp_path / "o", seeds=1, jobs=1, progress=False)
+    res = run_schemes(_short(tmp_path), ["cubic", "copa"], tmp_path / "o", seeds=1, jobs=1, progress=False)
     m = res.runs.set_index("scheme")
     assert m.at["copa", "owd_p95_s"] < m.at["cubic", "owd_p95_s"] - 0.01
     # Vivace's link use varies by seed (10.6-16.6 Mbit/s over seeds 1-4): its mean
     viv = run_schemes(_short(tmp_path), ["vivace"], tmp_path / "v", seeds=4, jobs=2, progress=False).runs
     assert viv["loss_rate"].max() < 0.10
     assert viv["throughput_bps"].mean() > 0.6 * 20e6
-    assert m.at["bbr3", "loss_rate"] < m.at["bbr", "loss_rate"] / 3
+    # one seed's BBR v1 loss spans 4.6-13.6 % (seeds 1-4), v3's 0.4-2.0 %: their means
+    bbr = run_schemes(_short(tmp_path), ["bbr", "bbr3"], tmp_path / "b", seeds=4, jobs=2, progress=False).runs
+    loss = bbr.groupby("scheme")["loss_rate"].mean()
+    assert loss["bbr3"] < loss["bbr"] / 3, loss

@@ -124,6 +124,18 @@ const FLAG_ANY_PROGRESS: u32 = FLAG_FORWARD_PROGRESS | FLAG_SND_UNA_ADVANCED;
 const TCP_REORDERING: u32 = 3;
 
 /// RACK state (`tp->rack`).
+/// The pacing state of one GSO skb while its segments are sent (see
+/// `TcpSender::burst_pace`).
+#[derive(Clone, Copy, Debug)]
+struct BurstPace {
+    /// `tcp_wstamp_ns` when the skb left: the later of the scheduled departure and now.
+    base: Nanos,
+    /// The skb's length so far at the pacing rate.
+    len_ns: u64,
+    /// How late (or idle) the skb left against its schedule.
+    credit: u64,
+}
+
 #[derive(Clone, Copy, Debug, Default)]
 struct Rack {
     /// Send time and end of the most recently sent segment delivered so far.
@@ -257,6 +269,10 @@ pub struct TcpSender {
     /// take past the pacing gate at that same instant.
     burst_at: Nanos,
     burst_left: u32,
+    /// The pacing of the GSO burst being sent, one skb to Linux: the departure time
+    /// it started from, its length at the pacing rate so far, and the idle credit
+    /// taken when it started (`tcp_update_skb_after_send` works per skb).
+    burst_pace: Option<BurstPace>,
     /// `TcpConfig::tso_defer` (off without `tso_autosize`: every skb is one segment).
     tso_defer: bool,
     /// `max_window`: the largest window the peer has offered (bounds skb size).
@@ -376,6 +392,7 @@ impl TcpSender {
             tso_autosize: cfg.tso_autosize,
             burst_at: 0,
             burst_left: 0,
+            burst_pace: None,
             tso_defer: cfg.tso_defer && cfg.tso_autosize,
             max_snd_wnd: cfg.rcvbuf_bytes,
             tso_chunk_at: 0,

@@ -9,7 +9,7 @@ use crate::tcp::scoreboard::{SegFlags, TxSeg};
 use crate::tcp::segment::Segment;
 use crate::time::{Nanos, NS_PER_SEC};
 
-use super::TcpSender;
+use super::{BurstPace, TcpSender};
 
 /// Linux paces only after the first 10 data segments (`tcp_update_skb_after_send`).
 const PACING_FREE_SEGS: u64 = 10;
@@ -321,21 +321,32 @@ impl TcpSender {
         // One GSO skb of `tso_segs` segments leaves at once (its segments pass the
         // gate at the same instant); the departure time advances per segment, which
         // adds up to Linux's `skb->len / rate` for the skb.
-        if self.burst_left > 0 && self.burst_at == self.now {
+        let same_skb = self.burst_left > 0 && self.burst_at == self.now;
+        if same_skb {
             self.burst_left -= 1;
         } else {
             self.burst_at = self.now;
             self.burst_left = self.tso_segs() - 1;
+            self.burst_pace = None;
         }
-        let prior = self.wstamp;
-        self.wstamp = self.wstamp.max(self.now);
         let rate = self.sk.pacing_rate;
-        if rate != u64::MAX && rate > 0 && self.data_segs_out >= PACING_FREE_SEGS {
-            let mut len_ns = len as u64 * NS_PER_SEC / rate;
-            let credit = self.wstamp - prior;
-            len_ns -= (len_ns / 2).min(credit);
-            self.wstamp += len_ns;
+        if rate == u64::MAX || rate == 0 || self.data_segs_out < PACING_FREE_SEGS {
+            self.wstamp = self.wstamp.max(self.now);
+            return;
         }
+        // Linux paces the skb as a whole: the next departure is its `len / rate` after
+        // this one, less up to half of that as credit for the time the sender was late
+        // or idle. Taken per segment, the credit would shorten only the first
+        // segment's share: after an idle period a 2-segment skb's successor would
+        // leave 3/4 of the skb's time later instead of 1/2, and a BBR flow's first
+        // round samples a lower delivery rate than the kernel's.
+        let pace = self.burst_pace.get_or_insert_with(|| {
+            let prior = self.wstamp;
+            let base = self.wstamp.max(self.now);
+            BurstPace { base, len_ns: 0, credit: base - prior }
+        });
+        pace.len_ns += len as u64 * NS_PER_SEC / rate;
+        self.wstamp = pace.base + pace.len_ns - (pace.len_ns / 2).min(pace.credit);
     }
 
     /// `tcp_tso_autosize` (Linux 5.18+): about 1 ms of data at the pacing rate

@@ -506,6 +506,26 @@ fn pacing_spreads_segments_after_the_first_ten() {
     assert!(p.s.state().pacing_rate_bps > 0);
 }
 
+#[test]
+fn pacing_credits_a_late_skb_with_half_of_the_whole_skb() {
+    // `tcp_update_skb_after_send`: an skb that leaves late schedules its successor
+    // its len / rate later less up to half of that: half of the whole skb's time, not
+    // only of its first segment's. Here the round-2 ACKs arrive together at 100 ms, long
+    // after the last paced departure was due. The first ACK raises cwnd to 11 and the
+    // first 2-segment skb leaves at once, paced at 2 x 11 segments per 100 ms (srtt):
+    // 9.09 ms of skb, so the next leaves 4.55 ms later (per segment: 2.27 + 4.55 = 6.82
+    // ms). By then the other ACKs have raised cwnd to 20: skbs 5 ms apart.
+    let cfg = TcpConfig { pacing: crate::tcp::PacingMode::Fq, ..reno() };
+    let mut p = bulk(cfg, 100, 50 * MS, None);
+    p.run_until(140 * MS);
+    let round2: Vec<(u64, usize)> = p.tx_bursts().into_iter().filter(|b| b.0 >= 40 * MS).collect();
+    assert!(round2.len() >= 4 && round2[..3].iter().all(|b| b.1 == 2), "2-segment skbs: {round2:?}");
+    assert_eq!(round2[0].0, 100 * MS);
+    let skb_ns = |cwnd: u64| 2 * MSS as u64 * 1_000_000_000 / (2 * cwnd * MSS as u64 * 10);
+    assert_eq!(round2[1].0 - round2[0].0, skb_ns(11) / 2, "{round2:?}");
+    assert_eq!(round2[2].0 - round2[1].0, skb_ns(20), "{round2:?}");
+}
+
 // ---------------------------------------------------------------- CC hooks
 
 /// Reno that records the hooks the socket calls and the CA state at each call.
