@@ -123,7 +123,6 @@ const FLAG_ANY_PROGRESS: u32 = FLAG_FORWARD_PROGRESS | FLAG_SND_UNA_ADVANCED;
 /// `net.ipv4.tcp_reordering` = 3: initial reordering degree (the dupack threshold).
 const TCP_REORDERING: u32 = 3;
 
-/// RACK state (`tp->rack`).
 /// The pacing state of one GSO skb while its segments are sent (see
 /// `TcpSender::burst_pace`).
 #[derive(Clone, Copy, Debug)]
@@ -136,6 +135,7 @@ struct BurstPace {
     credit: u64,
 }
 
+/// RACK state (`tp->rack`).
 #[derive(Clone, Copy, Debug, Default)]
 struct Rack {
     /// Send time and end of the most recently sent segment delivered so far.
