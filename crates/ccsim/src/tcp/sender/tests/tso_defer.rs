@@ -16,6 +16,15 @@ fn ca_flow(rate_bps: u64, defer: bool) -> Pipe {
     p
 }
 
+/// The same flow with and without deferral, each run to `until`.
+fn with_and_without(rate_bps: u64, until: u64) -> (Pipe, Pipe) {
+    let mut p = ca_flow(rate_bps, true);
+    p.run_until(until);
+    let mut q = ca_flow(rate_bps, false);
+    q.run_until(until);
+    (p, q)
+}
+
 /// Sizes of the bursts sent between 1 s and 2 s (segments leaving at one instant).
 fn burst_sizes(p: &Pipe) -> Vec<usize> {
     p.tx_bursts().into_iter().filter(|&(t, _)| (1000 * MS..2000 * MS).contains(&t)).map(|(_, n)| n).collect()
@@ -26,16 +35,13 @@ fn deferral_sends_whole_skbs_on_a_fast_ack_clock() {
     // 100 Mbit/s: an ACK every 0.12 ms frees one segment. The pacing rate (1.2 x cwnd
     // / srtt, about 55 Mbit/s) makes skbs of 4 segments, so the sender waits for four
     // ACKs' room and sends the skb whole.
-    let mut p = ca_flow(100_000_000, true);
-    p.run_until(2000 * MS);
+    let (p, q) = with_and_without(100_000_000, 2000 * MS);
     let b = burst_sizes(&p);
     let whole = b.iter().filter(|&&n| n >= 4).count();
     let mut hist = [0usize; 8];
     b.iter().for_each(|&n| hist[n.min(7)] += 1);
     assert!(whole * 10 >= b.len() * 8, "burst sizes 0..7+: {hist:?}");
     // Without deferral every ACK's one segment of room goes out at once.
-    let mut q = ca_flow(100_000_000, false);
-    q.run_until(2000 * MS);
     let b = burst_sizes(&q);
     assert!(b.iter().filter(|&&n| n == 1).count() * 10 >= b.len() * 9, "bursts {:?}", &b[..b.len().min(40)]);
 }
@@ -44,10 +50,7 @@ fn deferral_sends_whole_skbs_on_a_fast_ack_clock() {
 fn no_deferral_when_the_next_ack_is_more_than_a_millisecond_away() {
     // 5 Mbit/s: ACKs 2.3 ms apart. Waiting for one would idle the sender past the
     // 1 ms Linux allows, so the sender does exactly what it does without deferral.
-    let mut p = ca_flow(5_000_000, true);
-    p.run_until(2000 * MS);
-    let mut q = ca_flow(5_000_000, false);
-    q.run_until(2000 * MS);
+    let (p, q) = with_and_without(5_000_000, 2000 * MS);
     assert!(burst_sizes(&p).len() > 300);
     let (a, b) = (p.tx_bursts(), q.tx_bursts());
     let first = a.iter().zip(&b).position(|(x, y)| x != y);
@@ -60,10 +63,7 @@ fn deferral_does_not_slow_congestion_avoidance() {
     // (`tcp_is_cwnd_limited`); a sender waiting for room for a whole skb still is
     // (`tcp_tso_should_defer` reports the limit it waited on), so Reno's window grows
     // one segment per round as without deferral.
-    let mut p = ca_flow(100_000_000, true);
-    p.run_until(3000 * MS);
-    let mut q = ca_flow(100_000_000, false);
-    q.run_until(3000 * MS);
+    let (p, q) = with_and_without(100_000_000, 3000 * MS);
     let (with, without) = (p.s.state().cwnd, q.s.state().cwnd);
     assert!(with > 410 && with.abs_diff(without) <= 2, "cwnd {with} with deferral, {without} without");
 }
