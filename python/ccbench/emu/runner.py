@@ -96,7 +96,7 @@ IFNAME = "ccb0"
 #: TCP options the kernel cannot take per connection / namespace.
 _IGNORED_TCP = (
     "header_bytes", "quickack_segments", "recovery", "abc", "pacing", "max_rto_ms", "initial_rto_ms",
-    "delack_min_ms", "delack_max_ms", "rcv_scaling_ratio", "syn_rtt_us",
+    "delack_min_ms", "delack_max_ms", "rcv_scaling_ratio", "syn_rtt_us", "skb_overhead_bytes",
 )
 
 

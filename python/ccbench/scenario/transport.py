@@ -155,6 +155,7 @@ _TCP_KEYS: dict[str, str] = {
     "init_ssthresh": "init_ssthresh",
     "sndbuf": "sndbuf_bytes",
     "sndbuf_mode": "sndbuf_mode",
+    "skb_overhead": "skb_overhead_bytes",
     "rcvbuf": "rcvbuf_bytes",
     "rcvbuf_initial": "rcvbuf_initial_bytes",
     "moderate_rcvbuf": "moderate_rcvbuf",
@@ -223,6 +224,11 @@ class Tcp(Table):
     #: refused writer resumes when 2/3 of it are free). "window": a hard cap on
     #: unacknowledged data, the W_max of the analytical models and ns-2's ``window_``.
     sndbuf_mode: Optional[Literal["linux", "window"]] = None
+    #: Send-buffer memory each skb costs beyond its payload, which Linux counts against
+    #: ``sndbuf`` (``sk_wmem_queued`` sums skb truesize): default "832B", measured on
+    #: Linux 6.18 (truesize - length of every transmitted skb); "0B" counts data only.
+    #: Simulator only: the kernel has its own.
+    skb_overhead: Optional[Size] = None
     #: Largest receive buffer (Linux ``tcp_rmem[2]``: 32 MiB since 6.18). Buffer
     #: memory, as in Linux: the window it allows is rcv_scaling_ratio/256 of it.
     rcvbuf: Optional[PositiveSize] = None

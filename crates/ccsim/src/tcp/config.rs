@@ -149,6 +149,14 @@ pub struct TcpConfig {
     /// How the send buffer limits the writer ([`SndbufMode`]; Linux's by default).
     #[serde(default)]
     pub sndbuf_mode: SndbufMode,
+    /// Send-buffer memory each skb costs beyond its payload (`skb->truesize - len`:
+    /// the `sk_buff`, the head with room for headers, `skb_shared_info`), which Linux
+    /// charges to `sk_wmem_queued` against `sk_sndbuf`. 832 bytes on Linux 6.18
+    /// (bpftrace on `net:net_dev_queue`: truesize - len = 780 B for every size of
+    /// skb, the 52 header bytes sitting in the head). 0 counts payload only. Used
+    /// with `sndbuf_mode = "linux"`.
+    #[serde(default = "d_skb_overhead")]
+    pub skb_overhead_bytes: u64,
     /// Receive buffer (`net.ipv4.tcp_rmem` max: 33554432 since Linux 6.18, 6291456 before); used by the receiver. Memory,
     /// as in Linux: the window it allows is `rcv_scaling_ratio / 256` of it.
     #[serde(default = "d_rcvbuf")]
@@ -281,6 +289,10 @@ fn d_header_bytes() -> u32 {
 fn d_init_cwnd() -> u32 {
     10
 }
+fn d_skb_overhead() -> u64 {
+    832
+}
+
 fn d_sndbuf() -> u64 {
     4_194_304
 }
@@ -330,6 +342,7 @@ impl Default for TcpConfig {
             init_ssthresh: 0,
             sndbuf_bytes: d_sndbuf(),
             sndbuf_mode: SndbufMode::Linux,
+            skb_overhead_bytes: d_skb_overhead(),
             rcvbuf_bytes: d_rcvbuf(),
             rcvbuf_initial_bytes: d_rcvbuf_initial(),
             moderate_rcvbuf: true,

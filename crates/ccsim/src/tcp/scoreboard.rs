@@ -36,8 +36,9 @@ pub struct TxSeg {
     pub seq: u64,
     pub len: u32,
     pub flags: SegFlags,
-    /// Retransmitted at least once (`TCPCB_EVER_RETRANS`): Karn's rule and undo use it.
-    pub ever_retrans: bool,
+    /// [`TxSeg::ever_retrans`] and [`TxSeg::skb_head`], one byte so the segment stays
+    /// one cache line.
+    marks: u8,
     /// Time of the latest (re)transmission.
     pub tx_time: Nanos,
     /// Delivery-rate snapshot of the latest (re)transmission.
@@ -49,7 +50,31 @@ pub struct TxSeg {
 
 const _: () = assert!(std::mem::size_of::<TxSeg>() == 64);
 
+const EVER_RETRANS: u8 = 1;
+const SKB_HEAD: u8 = 2;
+
 impl TxSeg {
+    /// A segment on its first transmission; `skb_head` as [`TxSeg::skb_head`].
+    pub fn new(seq: u64, len: u32, tx_time: Nanos, rate: TxRateInfo, skb_head: bool) -> TxSeg {
+        let marks = if skb_head { SKB_HEAD } else { 0 };
+        TxSeg { seq, len, flags: SegFlags::default(), marks, tx_time, rate, ts_pos: 0 }
+    }
+
+    /// Retransmitted at least once (`TCPCB_EVER_RETRANS`): Karn's rule and undo use it.
+    #[inline]
+    pub fn ever_retrans(&self) -> bool {
+        self.marks & EVER_RETRANS != 0
+    }
+
+    /// Begins an skb of the retransmission queue: the first segment of a TSO chunk
+    /// (`tso_fragment` cuts one skb per chunk sent) or of a retransmission
+    /// (`tcp_fragment` in `__tcp_retransmit_skb`). SACK state adds and removes
+    /// boundaries on top of these ([`Scoreboard::skbs`]).
+    #[inline]
+    pub fn skb_head(&self) -> bool {
+        self.marks & SKB_HEAD != 0
+    }
+
     #[inline]
     pub fn end_seq(&self) -> u64 {
         self.seq + self.len as u64
@@ -78,6 +103,8 @@ pub struct Scoreboard {
     pending_hint: u64,
     /// End of the highest SACKed segment (`tcp_highest_sack_seq` when SACKs exist).
     pub highest_sack_end: u64,
+    /// Skbs the queue would be in Linux ([`Scoreboard::skbs`]), kept as segments change.
+    skbs: u32,
     /// Start of every segment RACK has to examine: not SACKed, and not marked lost
     /// while awaiting retransmission (the role of Linux's `tsorted_sent_queue`, from
     /// which SACKed skbs are removed; Linux skips lost-not-retransmitted ones with a
@@ -169,6 +196,43 @@ impl Scoreboard {
         self.segs.len()
     }
 
+    /// How many skbs Linux's retransmission queue would hold these segments in; each
+    /// costs `sk_wmem_queued` its own truesize. A segment begins one when it is the
+    /// first, or where SACK state changes (`tcp_match_skb_to_sack` splits an skb at a
+    /// SACK block's edge, `tcp_shift_skb_data` merges a SACKed skb into a SACKed
+    /// predecessor, so a run of SACKed segments is one skb), or, not SACKed, where its
+    /// (re)transmission began one ([`TxSeg::skb_head`]).
+    pub fn skbs(&self) -> u32 {
+        self.skbs
+    }
+
+    #[inline]
+    fn begins_skb(&self, i: usize) -> bool {
+        if i >= self.segs.len() {
+            return false;
+        }
+        if i == 0 {
+            return true;
+        }
+        let (prev, s) = (&self.segs[i - 1], &self.segs[i]);
+        prev.flags.sacked != s.flags.sacked || (!s.flags.sacked && s.skb_head())
+    }
+
+    /// Skb boundaries at `i` and after it, the two a change to segment `i` can move.
+    #[inline]
+    fn boundaries_at(&self, i: usize) -> u32 {
+        self.begins_skb(i) as u32 + self.begins_skb(i + 1) as u32
+    }
+
+    /// Marks segment `i` as beginning an skb of its own or not (a retransmission's
+    /// `tcp_fragment`, or the merge of a retransmission with the one before it).
+    pub fn set_skb_head(&mut self, i: usize, head: bool) {
+        let before = self.begins_skb(i) as u32;
+        let m = &mut self.segs[i].marks;
+        *m = if head { *m | SKB_HEAD } else { *m & !SKB_HEAD };
+        self.skbs = self.skbs + self.begins_skb(i) as u32 - before;
+    }
+
     pub fn get(&self, i: usize) -> &TxSeg {
         &self.segs[i]
     }
@@ -183,6 +247,7 @@ impl Scoreboard {
         let serial = self.serial(self.segs.len());
         seg.ts_pos = self.tsorted.append(serial, seg.tx_time);
         self.segs.push_back(seg);
+        self.skbs += self.begins_skb(self.segs.len() - 1) as u32;
     }
 
     #[inline]
@@ -251,6 +316,17 @@ impl Scoreboard {
 
     /// Changes a segment's flags and the counters with them.
     pub fn set_flags(&mut self, i: usize, new: SegFlags) {
+        if self.segs[i].flags.sacked == new.sacked {
+            self.set_flags_counted(i, new);
+            return;
+        }
+        let before = self.boundaries_at(i);
+        self.set_flags_counted(i, new);
+        self.skbs = self.skbs + self.boundaries_at(i) - before;
+    }
+
+    /// [`Scoreboard::set_flags`] but for the skb count.
+    fn set_flags_counted(&mut self, i: usize, new: SegFlags) {
         let serial = self.serial(i);
         let s = &mut self.segs[i];
         let old = s.flags;
@@ -318,7 +394,7 @@ impl Scoreboard {
         }
         self.set_flags(i, SegFlags { retrans: true, ..f });
         let s = &mut self.segs[i];
-        s.ever_retrans = true;
+        s.marks |= EVER_RETRANS;
         s.rate = rate;
     }
 
@@ -341,7 +417,7 @@ impl Scoreboard {
     pub fn mark_probe_retransmitted(&mut self, i: usize, now: Nanos, rate: TxRateInfo) {
         self.retime(i, now);
         let s = &mut self.segs[i];
-        s.ever_retrans = true;
+        s.marks |= EVER_RETRANS;
         s.rate = rate;
     }
 
@@ -355,9 +431,11 @@ impl Scoreboard {
         let h = self.segs.front_mut()?;
         if h.end_seq() <= ack {
             let f = h.flags;
-            // Clear the flags through set_flags so the counters follow; "SACKed" takes
-            // it out of the send log too, and the SACK count is then taken back.
-            self.set_flags(0, SegFlags { sacked: true, lost: false, retrans: false });
+            // The head's skb goes (it always begins one); its successor now begins one.
+            self.skbs = self.skbs - 1 + (self.segs.len() > 1 && !self.begins_skb(1)) as u32;
+            // Clear the flags so the counters follow; "SACKed" takes it out of the send
+            // log too, and the SACK count is then taken back.
+            self.set_flags_counted(0, SegFlags { sacked: true, lost: false, retrans: false });
             self.sacked_out -= 1;
             let mut s = self.segs.pop_front().expect("head exists");
             self.front_serial += 1;
@@ -430,15 +508,7 @@ mod tests {
     fn sb(n: u64) -> Scoreboard {
         let mut s = Scoreboard::default();
         for i in 0..n {
-            s.push(TxSeg {
-                seq: i * 100,
-                len: 100,
-                flags: SegFlags::default(),
-                ever_retrans: false,
-                tx_time: i,
-                rate: TxRateInfo::default(),
-                ts_pos: 0,
-            });
+            s.push(TxSeg::new(i * 100, 100, i, TxRateInfo::default(), true));
         }
         s
     }
@@ -511,6 +581,85 @@ mod tests {
         while s.pop_acked(300).is_some() {}
         assert_eq!(walk(&mut s), vec![1, 0]);
         assert_eq!((s.packets_out(), s.sacked_out, s.lost_out, s.retrans_out), (2, 0, 0, 1));
+    }
+
+    /// Linux's skbs for these segments counted from scratch: a new one at the first
+    /// segment, at every change of SACK state, and at a not-SACKed segment that began
+    /// one when (re)transmitted.
+    fn skbs_recounted(s: &Scoreboard) -> u32 {
+        let segs: Vec<&TxSeg> = s.segs.iter().collect();
+        (0..segs.len())
+            .filter(|&i| {
+                i == 0 || segs[i - 1].flags.sacked != segs[i].flags.sacked || (!segs[i].flags.sacked && segs[i].skb_head())
+            })
+            .count() as u32
+    }
+
+    #[test]
+    fn skbs_follow_chunks_sack_merges_and_cumulative_acks() {
+        // Two TSO chunks of 4 segments: 2 skbs.
+        let mut s = Scoreboard::default();
+        for i in 0..8u64 {
+            s.push(TxSeg::new(i * 100, 100, 0, TxRateInfo::default(), i % 4 == 0));
+        }
+        assert_eq!(s.skbs(), 2);
+        // SACK of segment 1 cuts its chunk in three (`tcp_match_skb_to_sack`).
+        s.mark_sacked(1);
+        assert_eq!(s.skbs(), 4);
+        // SACK of 2 and 3 shifts them into 1's skb, and SACK of 4 across the chunk
+        // boundary too (`tcp_shift_skb_data`): [0] [1-4] [5-7].
+        s.mark_sacked(2);
+        s.mark_sacked(3);
+        s.mark_sacked(4);
+        assert_eq!(s.skbs(), 3);
+        // A retransmission of 0 cut from nothing (it is whole): unchanged; marking 6
+        // an skb of its own (its retransmission) adds one.
+        s.set_skb_head(6, true);
+        assert_eq!(s.skbs(), 4);
+        // The cumulative ACK frees 0, then trims into the SACKed run.
+        assert!(s.pop_acked(100).is_some());
+        assert_eq!(s.skbs(), 3);
+        assert!(s.pop_acked(250).is_some());
+        assert_eq!(s.skbs(), skbs_recounted(&s));
+        assert_eq!(s.skbs(), 3);
+        while s.pop_acked(800).is_some() {}
+        assert_eq!(s.skbs(), 0);
+    }
+
+    #[test]
+    fn the_skb_count_agrees_with_a_recount_through_random_changes() {
+        use rand::{Rng, SeedableRng};
+        let mut r = crate::rng::Rng::seed_from_u64(7);
+        let mut s = Scoreboard::default();
+        let mut next = 0u64;
+        for _ in 0..5_000 {
+            match r.random_range(0..6) {
+                0 | 1 => {
+                    s.push(TxSeg::new(next, 100, 0, TxRateInfo::default(), r.random_bool(0.3)));
+                    next += 100;
+                }
+                2 if !s.is_empty() => {
+                    let i = r.random_range(0..s.len());
+                    s.mark_sacked(i);
+                }
+                3 if !s.is_empty() => {
+                    let i = r.random_range(0..s.len());
+                    s.mark_lost(i);
+                }
+                4 if !s.is_empty() => {
+                    let i = r.random_range(0..s.len());
+                    s.set_skb_head(i, r.random_bool(0.5));
+                }
+                5 if !s.is_empty() => {
+                    let ack = s.head().unwrap().seq + r.random_range(0..300);
+                    while s.pop_acked(ack).is_some() {}
+                }
+                _ => {}
+            }
+            assert_eq!(s.skbs(), skbs_recounted(&s));
+        }
+        s.clear_all_sacked();
+        assert_eq!(s.skbs(), skbs_recounted(&s));
     }
 
     #[test]

@@ -81,7 +81,7 @@ impl TcpSender {
     }
 
     fn any_retrans_done(&self) -> bool {
-        self.sb.retrans_out > 0 || self.sb.head().is_some_and(|h| h.ever_retrans)
+        self.sb.retrans_out > 0 || self.sb.head().is_some_and(|h| h.ever_retrans())
     }
 
     /// `tcp_packet_delayed`: the ACK echoes a timestamp older than the first

@@ -67,7 +67,10 @@ impl TcpSender {
                 flag |= FLAG_WIN_UPDATE;
             }
             self.snd_wnd = seg.rwnd;
-            self.max_snd_wnd = self.max_snd_wnd.max(seg.rwnd);
+            if seg.rwnd > self.max_snd_wnd {
+                self.max_snd_wnd = seg.rwnd;
+                self.size_goal = super::output::size_goal(self.max_snd_wnd, self.mss);
+            }
         }
         // Linux 2.6 counted ABC bytes here, before the state machine ran.
         self.abc_count_acked(ack - prior_snd_una);
@@ -182,7 +185,7 @@ impl TcpSender {
             while i < self.sb.len() && self.sb.get(i).end_seq() <= b.end {
                 let s = *self.sb.get(i);
                 if !s.flags.sacked && s.seq >= start {
-                    if !s.ever_retrans {
+                    if !s.ever_retrans() {
                         if s.seq < prior_fack {
                             reord = reord.min(s.seq);
                         }
@@ -193,8 +196,8 @@ impl TcpSender {
                         self.sackt.0.get_or_insert(s.tx_time);
                         self.sackt.1 = Some(s.tx_time);
                     }
-                    self.rack_advance(s.ever_retrans, s.end_seq(), s.tx_time);
-                    self.rate.on_delivered(rs, self.sb.seg_mut_rate(i), s.tx_time, s.end_seq(), s.ever_retrans, true);
+                    self.rack_advance(s.ever_retrans(), s.end_seq(), s.tx_time);
+                    self.rate.on_delivered(rs, self.sb.seg_mut_rate(i), s.tx_time, s.end_seq(), s.ever_retrans(), true);
                     self.sb.mark_sacked(i);
                     self.count_delivered(1, ece);
                     flag |= FLAG_DATA_SACKED;
@@ -225,7 +228,7 @@ impl TcpSender {
         }
         let mut i = self.sb.first_at_or_after(start);
         while i < self.sb.len() && self.sb.get(i).end_seq() <= end {
-            if self.sb.get(i).ever_retrans && self.undo_retrans > 0 {
+            if self.sb.get(i).ever_retrans() && self.undo_retrans > 0 {
                 self.undo_retrans -= 1;
             }
             i += 1;
@@ -262,7 +265,7 @@ impl TcpSender {
         let mut pkts_acked = 0u32;
         let mut reord = u64::MAX;
         while let Some(mut s) = self.sb.pop_acked(self.snd_una) {
-            if s.ever_retrans {
+            if s.ever_retrans() {
                 flag |= FLAG_RETRANS_DATA_ACKED;
             } else if !s.flags.sacked {
                 last_ackt = Some(s.tx_time);
@@ -274,12 +277,12 @@ impl TcpSender {
             }
             if !s.flags.sacked && self.sack {
                 self.count_delivered(1, ece);
-                if !(s.ever_retrans && seg.tsecr != 0 && seg.tsecr < s.tx_time) {
-                    self.rack_advance(s.ever_retrans, s.end_seq(), s.tx_time);
+                if !(s.ever_retrans() && seg.tsecr != 0 && seg.tsecr < s.tx_time) {
+                    self.rack_advance(s.ever_retrans(), s.end_seq(), s.tx_time);
                 }
             }
             pkts_acked += 1;
-            let (tx, end, rt) = (s.tx_time, s.end_seq(), s.ever_retrans);
+            let (tx, end, rt) = (s.tx_time, s.end_seq(), s.ever_retrans());
             self.rate.on_delivered(rs, &mut s.rate, tx, end, rt, false);
             flag |= FLAG_DATA_ACKED;
         }

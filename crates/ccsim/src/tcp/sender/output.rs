@@ -5,7 +5,7 @@
 
 use crate::tcp::cc::{CaEvent, CaState};
 use crate::tcp::pacing::PacingMode;
-use crate::tcp::scoreboard::{SegFlags, TxSeg};
+use crate::tcp::scoreboard::TxSeg;
 use crate::tcp::segment::Segment;
 use crate::time::{Nanos, NS_PER_SEC};
 
@@ -13,6 +13,15 @@ use super::{BurstPace, TcpSender};
 
 /// Linux paces only after the first 10 data segments (`tcp_update_skb_after_send`).
 const PACING_FREE_SEGS: u64 = 10;
+
+/// `tcp_xmit_size_goal`: the payload `tcp_sendmsg` puts in one skb, the GSO maximum
+/// less `MAX_TCP_HEADER`, at most half the largest window the peer offered, in whole
+/// segments.
+pub(super) fn size_goal(max_snd_wnd: u64, mss: u32) -> u64 {
+    const GSO_MAX: u64 = 65_536 - 320;
+    let mss = mss as u64;
+    GSO_MAX.min(max_snd_wnd / 2).max(mss) / mss * mss
+}
 
 impl TcpSender {
     /// `tcp_cwnd_restart`: halve cwnd for every RTO of idleness, down to the initial
@@ -114,6 +123,7 @@ impl TcpSender {
                 Ok(segs) => {
                     self.tso_chunk_left = segs;
                     self.tso_chunk_at = now;
+                    self.tso_chunk_fresh = true;
                 }
                 Err(cwnd_limited) => {
                     // `tcp_tso_should_defer` tells `tcp_write_xmit` which limit it
@@ -133,10 +143,8 @@ impl TcpSender {
     /// `snd_nxt` is large unless it is the last one the application wrote; a one-segment
     /// skb goes to Nagle's test instead, as in Linux.
     fn tso_chunk(&self, unsent: u64) -> Result<u32, bool> {
-        const GSO_MAX: u64 = 65_536 - 320; // `sk_gso_max_size` less `MAX_TCP_HEADER`
         let mss = self.mss as u64;
-        let size_goal = GSO_MAX.min(self.max_snd_wnd / 2).max(mss) / mss * mss;
-        let skb_len = unsent.min(size_goal);
+        let skb_len = unsent.min(self.size_goal());
         if skb_len <= mss {
             return Ok(1);
         }
@@ -152,6 +160,12 @@ impl TcpSender {
         // at most `max_segs`
         let fit = if limit >= skb_len { skb_len.div_ceil(mss) } else { limit / mss };
         Ok(fit.clamp(1, max_segs as u64) as u32)
+    }
+
+    /// `tcp_xmit_size_goal` for the largest window the peer offered (kept in
+    /// `size_goal`, see [`size_goal`]).
+    pub(super) fn size_goal(&self) -> u64 {
+        self.size_goal
     }
 
     /// `tcp_tso_should_defer` (Linux 6.18, after "tcp: fix tcp_tso_should_defer() vs
@@ -226,15 +240,8 @@ impl TcpSender {
         self.event_data_sent();
         let rate = self.rate.on_send(now, prior_packets);
         let seq = self.snd_nxt;
-        self.sb.push(TxSeg {
-            seq,
-            len,
-            flags: SegFlags::default(),
-            ever_retrans: false,
-            tx_time: now,
-            rate,
-            ts_pos: 0,
-        });
+        let skb_head = self.new_chunk_begins(now);
+        self.sb.push(TxSeg::new(seq, len, now, rate, skb_head));
         self.snd_nxt += len as u64;
         self.batch_new += 1;
         if self.tso_defer {
@@ -256,11 +263,55 @@ impl TcpSender {
         self.make_segment(seq, len, false, cwr)
     }
 
+    /// Whether a new-data segment sent now begins an skb of the retransmission queue:
+    /// `tcp_write_xmit` cuts one skb per chunk it sends (`tso_fragment`), the chunk
+    /// `tcp_tso_should_defer` let go, or without deferral up to `tcp_tso_segs`
+    /// segments sent at one instant.
+    fn new_chunk_begins(&mut self, now: Nanos) -> bool {
+        if self.tso_defer {
+            let fresh = std::mem::take(&mut self.tso_chunk_fresh);
+            return fresh || !(self.tso_chunk_left > 0 && self.tso_chunk_at == now);
+        }
+        let (at, left) = self.skb_chunk;
+        if left > 0 && at == now {
+            self.skb_chunk.1 -= 1;
+            return false;
+        }
+        self.skb_chunk = (now, self.tso_segs() - 1);
+        true
+    }
+
+    /// The skbs a retransmission leaves (`__tcp_retransmit_skb`): segments
+    /// retransmitted together at one instant, up to `tcp_tso_segs`, are one skb, cut
+    /// from the rest of the lost skb by `tcp_fragment`.
+    fn split_for_retransmit(&mut self, i: usize, now: Nanos) {
+        let seq = self.sb.get(i).seq;
+        let r = self.rtx_chunk;
+        if r.left > 0 && r.at == now && r.next_seq == seq {
+            self.rtx_chunk.left -= 1;
+            if r.split_set {
+                self.sb.set_skb_head(i, false);
+            }
+        } else {
+            (self.rtx_chunk.at, self.rtx_chunk.left) = (now, self.tso_segs() - 1);
+            self.sb.set_skb_head(i, true);
+        }
+        let next = i + 1;
+        let split = next < self.sb.len() && !self.sb.get(next).skb_head();
+        if split {
+            self.sb.set_skb_head(next, true);
+        }
+        let r = &mut self.rtx_chunk;
+        r.split_set = split;
+        r.next_seq = self.sb.get(i).end_seq();
+    }
+
     /// `tcp_retransmit_skb` as called from `tcp_xmit_retransmit_queue`.
     fn retransmit(&mut self, i: usize) -> Segment {
         let now = self.now;
         self.event_data_sent();
         let rate = self.rate.on_send(now, self.sb.packets_out());
+        self.split_for_retransmit(i, now);
         self.sb.mark_retransmitted(i, now, rate);
         let seg = *self.sb.get(i);
         if self.retrans_stamp.is_none() {

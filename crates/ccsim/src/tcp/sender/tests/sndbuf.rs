@@ -1,14 +1,16 @@
 //! Linux's send buffer as the application sees it (`tcp_sendmsg_locked`): a soft limit
 //! that what the window can send at once passes, and a writer refused by it resumes
-//! only when the socket is writable again (queued <= 2/3 of `sk_sndbuf`).
+//! only when the socket is writable again (queued <= 2/3 of `sk_sndbuf`); and what
+//! it counts as queued, the data plus each skb's truesize overhead.
 
 use super::{reno, seg, MSS};
 use crate::tcp::config::{SndbufMode, TcpConfig};
 use crate::tcp::segment::Segment;
 use crate::tcp::TcpSender;
 
+/// The rule alone, counting data only (no skb overhead).
 fn sender(sndbuf_segs: u64) -> TcpSender {
-    let cfg = TcpConfig { sndbuf_bytes: sndbuf_segs * MSS, nagle: false, ..reno() };
+    let cfg = TcpConfig { sndbuf_bytes: sndbuf_segs * MSS, nagle: false, skb_overhead_bytes: 0, ..reno() };
     TcpSender::from_config(&cfg, 0, "t").unwrap()
 }
 
@@ -62,4 +64,27 @@ fn window_mode_is_a_hard_cap_topped_up_at_once() {
     assert_eq!(std::iter::from_fn(|| s.poll_transmit(0)).count(), 5);
     s.on_ack(100_000_000, &ack(seg(1)));
     assert_eq!(s.write(100_000_000, 100 * MSS), MSS);
+}
+
+#[test]
+fn queued_memory_is_the_data_plus_832_bytes_per_skb() {
+    // Linux charges `sk_wmem_queued` each skb's truesize: its payload plus 832 B.
+    let cfg = TcpConfig { nagle: false, ..reno() };
+    assert_eq!(cfg.skb_overhead_bytes, 832);
+    let mut s = TcpSender::from_config(&cfg, 0, "t").unwrap();
+    s.on_ack(0, &ack(0));
+    // 100 segments written: unsent, in skbs of the size goal (45 segments of 64 KB).
+    assert_eq!(s.write(0, 100 * MSS), 100 * MSS);
+    assert_eq!(s.wmem_queued(), 100 * MSS + 3 * 832);
+    // The initial window goes out as TSO chunks, one skb each; the rest stays unsent.
+    let sent = std::iter::from_fn(|| s.poll_transmit(0)).count() as u64;
+    assert_eq!(sent, 10);
+    let chunks = u64::from(s.sb.skbs());
+    assert!((1..=10).contains(&chunks), "{chunks}");
+    assert_eq!(s.wmem_queued(), 100 * MSS + (chunks + 90u64.div_ceil(45)) * 832);
+    // Without the overhead the data alone is counted.
+    let cfg = TcpConfig { skb_overhead_bytes: 0, ..cfg };
+    let mut s = TcpSender::from_config(&cfg, 0, "t").unwrap();
+    s.write(0, 100 * MSS);
+    assert_eq!(s.wmem_queued(), 100 * MSS);
 }
