@@ -34,8 +34,13 @@ def run_reno():
             },
             "flows": [
                 {"name": "reno", "direction": "down", "app": {"kind": "bulk"},
-                 # A receive window of 300 packets stops slow start before any loss.
-                 "transport": {"kind": "tcp", "cc": "reno", "delayed_ack": False, "rcvbuf": "434400B", "sndbuf": "434400B"}},
+                 # A receive window of 300 packets stops slow start before any loss. The
+                 # send buffer holds exactly that window of data (skb overhead not
+                 # counted), so every segment is full-sized: counted in skb truesize, as
+                 # Linux does, the writer's refills end mid-segment and the sub-MSS
+                 # segments they leave serialise faster than 1/c.
+                 "transport": {"kind": "tcp", "cc": "reno", "delayed_ack": False, "rcvbuf": "434400B", "sndbuf": "434400B",
+                               "skb_overhead": "0B"}},
             ],
         }
     )
