@@ -500,9 +500,16 @@ impl TcpSender {
         let accepted = match self.sndbuf_mode {
             SndbufMode::Window => bytes.min(self.sndbuf.saturating_sub(self.write_seq - self.snd_una)),
             SndbufMode::Linux => {
+                // A refused writer waits for the queue to fall to 2/3 of the buffer; the
+                // data alone, a lower bound of what is queued, settles it on most ACKs
+                // without counting skbs.
+                let two_thirds = self.sndbuf.saturating_mul(2);
+                if self.nospace && (self.write_seq - self.snd_una).saturating_mul(3) > two_thirds {
+                    return 0;
+                }
                 let used = self.wmem_queued();
                 let fits = self.sndbuf.saturating_sub(used);
-                if self.nospace && used.saturating_mul(3) > self.sndbuf.saturating_mul(2) {
+                if self.nospace && used.saturating_mul(3) > two_thirds {
                     return 0;
                 }
                 let passes = self.sendable_now().saturating_sub(self.write_seq - self.snd_nxt);
