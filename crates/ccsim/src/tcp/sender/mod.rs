@@ -503,15 +503,15 @@ impl TcpSender {
                 // A refused writer waits for the queue to fall to 2/3 of the buffer; the
                 // data alone, a lower bound of what is queued, settles it on most ACKs
                 // without counting skbs.
-                let two_thirds = self.sndbuf.saturating_mul(2);
-                if self.nospace && (self.write_seq - self.snd_una).saturating_mul(3) > two_thirds {
+                let above_two_thirds = |queued: u64| queued.saturating_mul(3) > self.sndbuf.saturating_mul(2);
+                if self.nospace && above_two_thirds(self.write_seq - self.snd_una) {
                     return 0;
                 }
                 let used = self.wmem_queued();
-                let fits = self.sndbuf.saturating_sub(used);
-                if self.nospace && used.saturating_mul(3) > two_thirds {
+                if self.nospace && above_two_thirds(used) {
                     return 0;
                 }
+                let fits = self.sndbuf.saturating_sub(used);
                 let passes = self.sendable_now().saturating_sub(self.write_seq - self.snd_nxt);
                 bytes.min(fits.max(passes))
             }

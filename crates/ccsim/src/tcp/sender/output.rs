@@ -144,7 +144,7 @@ impl TcpSender {
     /// skb goes to Nagle's test instead, as in Linux.
     fn tso_chunk(&self, unsent: u64) -> Result<u32, bool> {
         let mss = self.mss as u64;
-        let skb_len = unsent.min(self.size_goal());
+        let skb_len = unsent.min(self.size_goal);
         if skb_len <= mss {
             return Ok(1);
         }
@@ -160,12 +160,6 @@ impl TcpSender {
         // at most `max_segs`
         let fit = if limit >= skb_len { skb_len.div_ceil(mss) } else { limit / mss };
         Ok(fit.clamp(1, max_segs as u64) as u32)
-    }
-
-    /// `tcp_xmit_size_goal` for the largest window the peer offered (kept in
-    /// `size_goal`, see [`size_goal`]).
-    pub(super) fn size_goal(&self) -> u64 {
-        self.size_goal
     }
 
     /// `tcp_tso_should_defer` (Linux 6.18, after "tcp: fix tcp_tso_should_defer() vs
