@@ -67,3 +67,19 @@ fn deferral_does_not_slow_congestion_avoidance() {
     let (with, without) = (p.s.state().cwnd, q.s.state().cwnd);
     assert!(with > 410 && with.abs_diff(without) <= 2, "cwnd {with} with deferral, {without} without");
 }
+
+#[test]
+fn an_skb_takes_at_most_half_of_cwnd() {
+    // `tcp_cwnd_test`: "ensure we have at least 2 GSO packets in flight". On a LAN path
+    // (100 µs handshake RTT) autosizing allows 45-segment skbs, so the initial window of
+    // 10 would leave as one skb; Linux sends two of 5. Both leave at once.
+    use crate::tcp::segment::Segment;
+    use crate::tcp::TcpSender;
+    let cfg = TcpConfig { syn_rtt_us: 100, nagle: false, ..reno() };
+    let mut s = TcpSender::from_config(&cfg, 0, "t").unwrap();
+    s.on_ack(0, &Segment { ack: 0, rwnd: 1 << 20, ..Default::default() });
+    assert!(s.tso_segs() >= 10, "autosized skbs of {} segments", s.tso_segs());
+    s.write(0, 100 * MSS);
+    assert_eq!(std::iter::from_fn(|| s.poll_transmit(0)).count(), 10);
+    assert_eq!(s.sb.skbs(), 2);
+}
