@@ -157,9 +157,8 @@ impl TcpSender {
         }
         // `tcp_mss_split_point`: the whole skb when it fits (a sub-MSS tail included;
         // Nagle then has its say on that segment), else what fits in whole segments;
-        // at most `max_segs`
-        // and at most half of cwnd (`tcp_cwnd_test`: "ensure we have at least 2 GSO
-        // packets in flight")
+        // at most `max_segs`, and at most half of cwnd (`tcp_cwnd_test`: "ensure we
+        // have at least 2 GSO packets in flight")
         let fit = if limit >= skb_len { skb_len.div_ceil(mss) } else { limit / mss };
         let quota = max_segs.min((self.sk.cwnd >> 1).max(1));
         Ok(fit.clamp(1, quota as u64) as u32)
