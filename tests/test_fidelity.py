@@ -124,6 +124,18 @@ def test_cli_bad_input_exits_2(tmp_path):
     assert r.exit_code == 2 and "--kernel" in r.output
 
 
+def test_a_repeated_rows_option_adds_parts(tmp_path):
+    """``--rows pie --rows red`` selects both: typer alone keeps only the last value of
+    a repeated option, silently dropping rows the user asked for."""
+    from typer.testing import CliRunner
+
+    from ccbench.cli import app
+
+    r = CliRunner().invoke(app, ["fidelity", str(ROOT / "examples/fidelity/holdout.toml"), "--backends", "sim",
+                                 "--rows", "nosuch1", "--rows", "nosuch2", "--out", str(tmp_path / "o")])
+    assert r.exit_code == 2 and "'nosuch1,nosuch2'" in r.output, r.output
+
+
 def test_kernel_table_of_another_matrix_is_refused_before_running(tmp_path):
     from typer.testing import CliRunner
 

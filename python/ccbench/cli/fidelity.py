@@ -10,7 +10,9 @@ import typer
 def fidelity_cmd(
     matrix: Path = typer.Argument(..., metavar="MATRIX.toml", help="Fidelity matrix (examples/fidelity/default.toml).", show_default=False),
     full: bool = typer.Option(False, "--full", help="Also run the rows of the matrix's [full] include."),
-    rows: str = typer.Option(None, "--rows", help="Only the rows whose name contains one of these comma-separated parts."),
+    rows: list[str] = typer.Option(
+        None, "--rows",
+        help="Only the rows whose name contains one of these comma-separated parts; repeatable (--rows pie --rows red)."),
     reps: int = typer.Option(None, "--reps", help="Repetitions per scenario and backend (default: the matrix's reps)."),
     out: Path = typer.Option(None, "--out", "-o", help="Directory (default: runs/fidelity-<matrix name>); re-running resumes."),
     backends: str = typer.Option("sim,emu", "--backends", help="sim, emu or sim,emu (emu needs root)."),
@@ -69,11 +71,13 @@ def fidelity_cmd(
         from ccbench.fidelity.run import load_kernel_table
 
         base = load_kernel_table(sources_baseline, "--sources-baseline")
+    # a repeated --rows adds parts: typer would otherwise keep only the last one
+    only = ",".join(rows) if rows else None
     m = load_matrix(matrix)
     target = out or Path("runs") / f"fidelity-{matrix.stem}"
     console = output_console()
     res = run_fidelity(m, target, names, full=full, reps=reps, jobs=jobs, kernel=kernel, progress=not quiet, console=console,
-                       only=rows, traffic_source=traffic_source)
+                       only=only, traffic_source=traffic_source)
     for k, msg in list(res.errors.items())[:10]:
         console.print(f"  [red]{k}[/red]: {msg}", highlight=False, soft_wrap=True)
     cmp = res.comparison
@@ -88,7 +92,7 @@ def fidelity_cmd(
     both = "sim" in names and ("emu" in names or kernel is not None)
     if docs is not None or both:
         default_md = res.out / "FIDELITY.md"
-        if _is_checkout_default(matrix) and rows is None:
+        if _is_checkout_default(matrix) and only is None:
             # a source checkout keeps the reduced matrix's numbers in docs/; any other
             # matrix, or a --rows subset, would overwrite them with a partial table
             default_md = REPO / "docs" / "FIDELITY.md"
