@@ -430,6 +430,48 @@ mod tests {
         assert!(out.dropped.iter().all(|d| d.0 < 200 && d.1 == Reason::Codel));
     }
 
+    /// Overflow drops raise a flow's CoDel count (Linux >= 4.10), but a first dropping
+    /// cycle has no previous rate to resume: it starts at count 1 and drops again only
+    /// an interval later, whether the clock started at 0 (the simulator) or long ago
+    /// (the emulator's CLOCK_MONOTONIC). Resuming from "count - lastcount" with the
+    /// zeroed reciprocal instead made every later drop due at once (codel.rs).
+    #[test]
+    fn a_first_codel_cycle_after_overflow_drops_starts_at_count_one() {
+        let run = |t0: Nanos| {
+            let mut q = fq(FqCodelConfig { limit: 40, ecn: false, ..Default::default() });
+            let mut out = QdiscOut::default();
+            // 41 packets of flow 1 at once: the 41st overflows and half of the flow goes.
+            for i in 0..41 {
+                q.enqueue(item_flow(i, 1500, 1, false), t0, &mut out);
+            }
+            let overflow = out.dropped.len();
+            // Keep the flow's queue standing (one packet in per packet out) and serve
+            // one packet every 2 ms: above target from the first dequeue on.
+            let mut codel_drops = Vec::new();
+            for k in 1..=150u32 {
+                let now = t0 + k as u64 * 2 * NS_PER_MS;
+                q.enqueue(item_flow(100 + k, 1500, 1, false), now, &mut out);
+                let before = out.dropped.len();
+                q.dequeue(now, &mut out);
+                for _ in before..out.dropped.len() {
+                    codel_drops.push(now - t0);
+                }
+            }
+            (overflow, codel_drops, q.flows[1].vars.count)
+        };
+        let (overflow, drops, count) = run(0);
+        assert!(overflow >= 2, "the overflow must raise the count by more than one: {overflow}");
+        // The head's sojourn reaches target (5 ms) at the 6 ms poll, so the first drop is
+        // at the first poll after 106 ms; the next one an interval later (count 1), the
+        // third interval * 0.50002 after that (count 2): 108, 208, 258 ms.
+        assert_eq!(&drops[..3], &[108 * NS_PER_MS, 208 * NS_PER_MS, 258 * NS_PER_MS], "{drops:?}");
+        assert!(drops.windows(2).all(|w| w[1] > w[0]), "one drop per poll at most: {drops:?}");
+        assert!(count <= drops.len() as u32 + 1, "count {count} after {} drops", drops.len());
+        // An emulator host up for 12 days sees the same drops.
+        let (overflow_late, drops_late, _) = run(1_000_000 * 1_000_000_000);
+        assert_eq!((overflow_late, drops_late), (overflow, drops));
+    }
+
     /// With a single flow FQ-CoDel is CoDel: the same state machine, the same drops.
     #[test]
     fn single_flow_behaves_exactly_like_codel() {
