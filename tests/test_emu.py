@@ -210,3 +210,41 @@ def test_clean_after_a_crash(tmp_path):
     removed = clean()
     assert mine <= set(removed)
     assert not (set(list_namespaces()) & mine)
+
+
+TRANSFER = """
+[run]
+duration = "1s"
+seed = 1
+
+[topology]
+kind = "dumbbell"
+[topology.bottleneck]
+down = "50Mbit"
+up = "50Mbit"
+delay = "15ms"
+queue = { kind = "droptail", limit = "125pkt" }
+
+[[flows]]
+name = "xfer"
+direction = "down"
+start = "0.2s"
+transport = { kind = "tcp", cc = "cubic" }
+app = { kind = "bulk", bytes = "10000B" }
+"""
+
+
+def test_a_transfer_completes_from_its_first_write():
+    """A 10 KB transfer fits the initial window: one-way delay plus seven packets'
+    serialisation, 16.7 ms. Counted from the probe's first write, not the scheduled
+    start its wake-up may miss by milliseconds on a loaded host."""
+    from ccbench.emu.runner import emulate
+    from ccbench.scenario import Scenario
+
+    r = emulate(Scenario.from_toml(TRANSFER))
+    f = r.flows.set_index("flow").loc["xfer"]
+    send, recv = r.meta["emu"]["flows"]["xfer"]["send"], r.meta["emu"]["flows"]["xfer"]["recv"]
+    assert f["completion_s"] == pytest.approx((recv["t_last"] - send["t_first_write"]) * 1e-9, abs=1e-9)
+    wire = 0.015 + 7 * 1514 * 8 / 50e6
+    print(f"completion {f['completion_s'] * 1e3:.3f} ms; one-way delay plus serialisation {wire * 1e3:.3f} ms")
+    assert wire - 0.1e-3 <= f["completion_s"] < wire + 1.0e-3
