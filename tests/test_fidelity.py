@@ -80,7 +80,7 @@ def test_shipped_matrices_load():
     for r in m.rows:
         r.scenario()
     holdout = load_matrix(ROOT / "examples" / "fidelity" / "holdout.toml")
-    assert len(holdout.rows) == 40
+    assert len(holdout.rows) == 49
     names = {r.name for r in m.selected(full=False)}
     assert not names & {r.name for r in holdout.rows}, "hold-out rows must not be calibration rows"
 
