@@ -212,26 +212,14 @@ def test_clean_after_a_crash(tmp_path):
     assert not (set(list_namespaces()) & mine)
 
 
-TRANSFER = """
-[run]
-duration = "1s"
-seed = 1
-
-[topology]
-kind = "dumbbell"
-[topology.bottleneck]
-down = "50Mbit"
-up = "50Mbit"
-delay = "15ms"
-queue = { kind = "droptail", limit = "125pkt" }
-
-[[flows]]
-name = "xfer"
-direction = "down"
-start = "0.2s"
-transport = { kind = "tcp", cc = "cubic" }
-app = { kind = "bulk", bytes = "10000B" }
-"""
+TRANSFER = {
+    "run": {"duration": "1s", "seed": 1},
+    "topology": {"kind": "dumbbell",
+                 "bottleneck": {"down": "50Mbit", "up": "50Mbit", "delay": "15ms",
+                                "queue": {"kind": "droptail", "limit": "125pkt"}}},
+    "flows": [{"name": "xfer", "direction": "down", "start": "0.2s",
+               "transport": {"kind": "tcp", "cc": "cubic"}, "app": {"kind": "bulk", "bytes": "10000B"}}],
+}
 
 
 def test_a_transfer_completes_from_its_first_write():
@@ -241,7 +229,7 @@ def test_a_transfer_completes_from_its_first_write():
     from ccbench.emu.runner import emulate
     from ccbench.scenario import Scenario
 
-    r = emulate(Scenario.from_toml(TRANSFER))
+    r = emulate(Scenario.from_dict(TRANSFER))
     f = r.flows.set_index("flow").loc["xfer"]
     send, recv = r.meta["emu"]["flows"]["xfer"]["send"], r.meta["emu"]["flows"]["xfer"]["recv"]
     assert f["completion_s"] == pytest.approx((recv["t_last"] - send["t_first_write"]) * 1e-9, abs=1e-9)
