@@ -174,6 +174,23 @@ def test_bad_values_of_typed_options(path, cmd):
             assert "number" in line or "integer" in line, line
 
 
+@pytest.mark.parametrize("path, cmd", LEAVES, ids=IDS)
+def test_an_option_given_twice(path, cmd):
+    """A one-value option given twice is refused, naming it: click would keep the
+    last value and drop the first without a word. Repeatable options pass."""
+    single = [p for p in cmd.params if p.param_type_name == "option" and not p.multiple and _kind(p) != "flag"]
+    if not single:
+        pytest.skip("no one-value option")
+    for p in single:
+        v = _valid(p)
+        r = _invoke(path, [_name(p), v, _name(p), v, *_required_args(cmd, skip=p)])
+        _check_one_line(r, _name(p), "given 2 times", "accepted: once")
+    many = [p for p in cmd.params if p.param_type_name == "option" and p.multiple]
+    for p in many:
+        r = _invoke(path, [_name(p), _valid(p), _name(p), _valid(p), BOGUS])
+        assert "given 2 times" not in r.output
+
+
 def test_unknown_command_in_every_group():
     r = _invoke((), ["runn"])
     line = _check_one_line(r, "'runn'", "did you mean 'run'", "accepted:")

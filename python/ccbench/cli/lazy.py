@@ -45,6 +45,7 @@ class LazyCommands(MutableMapping):
         for cmd_name, cmd in group.commands.items():
             if cmd_name in self._registry and cmd_name not in self._loaded:
                 plain_help(cmd)
+                refuse_repeated_options(cmd)
                 # The root listing is the registry's: the same whether or not loaded.
                 cmd.short_help = _summary(self._registry[cmd_name][1], self._markup_mode)
                 self._loaded[cmd_name] = cmd
@@ -102,6 +103,36 @@ def plain_help(cmd: Any) -> None:
             p.help = escape(p.help)
     for sub in (getattr(cmd, "commands", None) or {}).values():
         plain_help(sub)
+
+
+def refuse_repeated_options(cmd: Any) -> None:
+    """An option that takes one value, given twice, is a usage error. Click keeps the
+    last value and drops the first without a word (``--rows pie --rows red`` ran only
+    the red rows); options meant to repeat are declared ``multiple`` and pass. Wraps
+    the command's (or group's, recursively) argument parsing."""
+    if getattr(cmd, "_ccbench_repeats", False):
+        return
+    cmd._ccbench_repeats = True
+    for sub in (getattr(cmd, "commands", None) or {}).values():
+        refuse_repeated_options(sub)
+    single = [p for p in getattr(cmd, "params", []) or []
+              if p.param_type_name == "option" and not p.multiple and not getattr(p, "count", False)
+              and not getattr(p, "is_flag", False)]
+    if not single:
+        return
+    parse = cmd.parse_args
+
+    def parse_args(ctx: Any, args: list[str]) -> list[str]:
+        upto = args.index("--") if "--" in args else len(args)
+        for p in single:
+            names = [o for o in (*p.opts, *p.secondary_opts)]
+            given = [a for a in args[:upto] if a in names or any(a.startswith(n + "=") for n in names if n.startswith("--"))]
+            if len(given) > 1:
+                longest = max(names, key=len)
+                ctx.fail(f"{longest}: given {len(given)} times (accepted: once; it takes one value)")
+        return parse(ctx, args)
+
+    cmd.parse_args = parse_args
 
 
 class LazyGroup(typer.core.TyperGroup):
