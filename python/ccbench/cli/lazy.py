@@ -115,7 +115,7 @@ def refuse_repeated_options(cmd: Any) -> None:
     cmd._ccbench_repeats = True
     for sub in (getattr(cmd, "commands", None) or {}).values():
         refuse_repeated_options(sub)
-    single = [p for p in getattr(cmd, "params", []) or []
+    single = [[*p.opts, *p.secondary_opts] for p in getattr(cmd, "params", []) or []
               if p.param_type_name == "option" and not p.multiple and not getattr(p, "count", False)
               and not getattr(p, "is_flag", False)]
     if not single:
@@ -124,12 +124,10 @@ def refuse_repeated_options(cmd: Any) -> None:
 
     def parse_args(ctx: Any, args: list[str]) -> list[str]:
         upto = args.index("--") if "--" in args else len(args)
-        for p in single:
-            names = [o for o in (*p.opts, *p.secondary_opts)]
+        for names in single:
             given = [a for a in args[:upto] if a in names or any(a.startswith(n + "=") for n in names if n.startswith("--"))]
             if len(given) > 1:
-                longest = max(names, key=len)
-                ctx.fail(f"{longest}: given {len(given)} times (accepted: once; it takes one value)")
+                ctx.fail(f"{max(names, key=len)}: given {len(given)} times (accepted: once; it takes one value)")
         return parse(ctx, args)
 
     cmd.parse_args = parse_args

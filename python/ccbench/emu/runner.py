@@ -644,10 +644,11 @@ def _collect(config: dict, plan: _Plan, tmp: Path, bn_out: Path, bmeta: dict, t0
         t_arr = np.full(n, np.nan)
         t_del = np.full(n, np.nan)
         completion = np.nan
-        start_s = p["start_ns"] * 1e-9
+        start_ns = int(p["start_ns"])  # from t0
         if p["source"] == "iperf3" and ssum.get("t_first_data"):
-            start_s = (int(ssum["t_first_data"]) - t0) * 1e-9  # iperf3's own start of data
-            extra["start_delay_s"] = start_s - p["start_ns"] * 1e-9
+            start_ns = int(ssum["t_first_data"]) - t0  # iperf3's own start of data
+            extra["start_delay_s"] = (start_ns - int(p["start_ns"])) * 1e-9
+        start_s = start_ns * 1e-9
         end_s = p["stop_ns"] * 1e-9 if p["cbr"] else duration_s
         if p["transport"] == "udp":
             recv = T.read(Path(f"{pre_r}.recv.bin"), T.UDP_RECV)
@@ -727,7 +728,7 @@ def _collect(config: dict, plan: _Plan, tmp: Path, bn_out: Path, bmeta: dict, t0
                 # starts on time): the probe's wake-up at the start takes 0.1-0.5 ms on
                 # this VM and up to 3.6 ms under load, which is the host's, not TCP's
                 # (a 10 KB transfer at 50 Mbit/s, 30 ms takes 16.7 ms in all).
-                origin = max(int(ssum.get("t_first_write") or 0), t0 + round(start_s * 1e9))
+                origin = max(int(ssum.get("t_first_write") or 0), t0 + start_ns)
                 completion = (rsum["t_last"] - origin) * 1e-9
                 end_s = start_s + completion
             cc = ssum.get("cc", p["cc"] or "")
